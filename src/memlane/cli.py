@@ -1,0 +1,249 @@
+"""The ``memlane`` command. Every command calls the same ``Memory`` method the SDK offers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from memlane import render, scope, transfer
+from memlane.config import HOME_ENV
+from memlane.errors import MemlaneError
+from memlane.filters import MATCH_ALL
+from memlane.memory import Memory
+
+app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+errors = Console(stderr=True)
+
+_state: dict[str, Any] = {"config": None}
+
+UserOpt = typer.Option(None, "--user", "-u", help="user_id scope")
+AgentOpt = typer.Option(None, "--agent", "-a", help="agent_id scope")
+RunOpt = typer.Option(None, "--run", "-r", help="run_id scope")
+FiltersOpt = typer.Option(None, "--filters", "-f", help='filter as JSON, e.g. \'{"category": "food"}\'')
+JsonOpt = typer.Option(False, "--json", help="print JSON instead of a table")
+
+
+def _json_arg(value: str | None, name: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint=name) from None
+
+
+def _memory() -> Memory:
+    return Memory(_state["config"])
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(render.as_json(value) + "\n")
+
+
+@app.callback()
+def main_options(
+    home: Optional[Path] = typer.Option(None, "--home", help=f"store directory (default ${HOME_ENV} or ~/.memlane)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="JSON config file (mem0-style)",
+                                          exists=True, dir_okay=False),
+) -> None:
+    if home is not None:
+        os.environ[HOME_ENV] = str(home)
+    if config is not None:
+        _state["config"] = _json_arg(config.read_text(), "--config")
+
+
+@app.command()
+def add(
+    text: list[str] = typer.Argument(..., help="one memory per argument"),
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    role: str = typer.Option("user", help="message role"),
+    metadata: Optional[str] = typer.Option(None, "--metadata", "-m", help="metadata as a JSON object"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Store text verbatim as memories."""
+    with _memory() as memory:
+        result = memory.add([{"role": role, "content": t} for t in text], user_id=user, agent_id=agent, run_id=run,
+                            metadata=_json_arg(metadata, "--metadata"))
+    if as_json:
+        _print_json(result)
+    else:
+        for item in result["results"]:
+            console.print(f"[green]{item['event']}[/green] {item['id']}  {item['memory']}")
+
+
+@app.command()
+def search(
+    query: str,
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    filters: Optional[str] = FiltersOpt,
+    limit: int = typer.Option(10, "--limit", "-n"),
+    threshold: Optional[float] = typer.Option(None, "--threshold", "-t", help="minimum cosine similarity"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Semantic search inside a scope."""
+    with _memory() as memory:
+        result = memory.search(query, user_id=user, agent_id=agent, run_id=run,
+                               filters=_json_arg(filters, "--filters"), limit=limit, threshold=threshold)
+    if as_json:
+        _print_json(result)
+    else:
+        render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
+
+
+@app.command()
+def get(memory_id: str, as_json: bool = JsonOpt) -> None:
+    """Show one memory."""
+    with _memory() as memory:
+        item = memory.get(memory_id)
+    if item is None:
+        errors.print(f"[red]error:[/red] no memory with id {memory_id!r}")
+        raise typer.Exit(1)
+    if as_json:
+        _print_json(item)
+    else:
+        render.print_memories(console, [item])
+
+
+@app.command("list")
+def list_(
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    filters: Optional[str] = FiltersOpt,
+    limit: int = typer.Option(100, "--limit", "-n"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """List memories in a scope, newest first."""
+    with _memory() as memory:
+        result = memory.get_all(user_id=user, agent_id=agent, run_id=run, filters=_json_arg(filters, "--filters"),
+                                limit=limit)
+    if as_json:
+        _print_json(result)
+    else:
+        render.print_memories(console, result["results"])
+
+
+@app.command()
+def delete(
+    memory_id: Optional[str] = typer.Argument(None, help="the memory to delete"),
+    all_: bool = typer.Option(False, "--all", help="delete every memory in the scope given by --user/--agent/--run"),
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Delete one memory, or with --all every memory of a scope (history is kept)."""
+    if (memory_id is None) == (not all_):
+        raise typer.BadParameter("give a memory id, or --all with --user/--agent/--run")
+    with _memory() as memory:
+        result = memory.delete(memory_id) if memory_id else memory.delete_all(user_id=user, agent_id=agent, run_id=run)
+    if as_json:
+        _print_json(result)
+    else:
+        console.print(result["message"] + (f" ({result['deleted']})" if "deleted" in result else ""))
+
+
+@app.command()
+def history(memory_id: str, as_json: bool = JsonOpt) -> None:
+    """Every change of a memory, oldest first."""
+    with _memory() as memory:
+        events = memory.history(memory_id)
+    if as_json:
+        _print_json(events)
+    elif events:
+        console.print(render.history_table(events, memory_id))
+    else:
+        console.print(f"[dim]no history for {memory_id}[/dim]")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), console=errors, transient=False)
+
+
+@app.command("import")
+def import_(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON Lines: one message or memory per line"),
+    batch_size: int = typer.Option(256, min=1, help="lines per transaction"),
+    source: Optional[str] = typer.Option(None, help="name that identifies this input across reruns (default: file name)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Import a JSONL file. Rerunning it after an interruption skips what was done."""
+    with _memory() as memory, _progress() as bar:
+        task = bar.add_task(f"importing {file.name}", total=None)
+        report = transfer.import_jsonl(memory, file, batch_size=batch_size, source=source,
+                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        console.print(f"{report.lines} lines: {report.memories} memories stored, {report.skipped_lines} lines "
+                      f"already imported, {report.existing_ids} ids already present")
+
+
+@app.command()
+def export(
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    filters: Optional[str] = FiltersOpt,
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="file to write (default: stdout)"),
+) -> None:
+    """Export memories as JSON Lines (every memory when no scope is given)."""
+    ids = scope.scope_ids(user, agent, run)
+    parsed = _json_arg(filters, "--filters")
+    with _memory() as memory:
+        where = scope.scoped_filter(ids, parsed) if ids or parsed else MATCH_ALL
+        if output is None:
+            count = transfer.export_jsonl(memory, sys.stdout, where)
+        else:
+            with output.open("w", encoding="utf-8") as handle:
+                count = transfer.export_jsonl(memory, handle, where)
+    errors.print(f"exported {count} memories")
+
+
+@app.command()
+def info(as_json: bool = JsonOpt) -> None:
+    """Where the store is, which embedder filled it, how much it holds."""
+    with _memory() as memory:
+        details = memory.info()
+    if as_json:
+        _print_json(details)
+    else:
+        for key, value in details.items():
+            console.print(f"[bold]{key}[/bold]: {value}")
+
+
+@app.command()
+def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
+    """Re-embed every memory with the configured embedder (after changing models). Resumable."""
+    with _progress() as bar:
+        task = bar.add_task("re-embedding", total=None)
+        memory = Memory.reembed(_state["config"], batch_size=batch_size,
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with memory:
+        console.print(f"re-embedded {memory.info()['memories']} memories with {memory.embeddings.name}")
+
+
+@app.command()
+def quickstart() -> None:
+    """Import the bundled sample conversation and run a few searches."""
+    from memlane import quickstart as qs
+
+    with _memory() as memory:
+        qs.run(memory, console)
+
+
+def main() -> None:
+    try:
+        app()
+    except MemlaneError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

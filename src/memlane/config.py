@@ -1,0 +1,90 @@
+"""Configuration: a mem0-style dict validated by pydantic with helpful errors.
+
+    {
+      "vector_store": {"provider": "sqlite", "config": {"path": "~/.memlane"}},
+      "embedder": {"provider": "local", "config": {"model": "/path/to/model"}},
+      "llm": {"provider": "openai", "config": {...}},
+      "history_db_path": "...",
+    }
+
+Each provider validates its own ``config`` block (see ``embeddings`` and
+``store``); this module holds the top level and the shared helpers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memlane.errors import ConfigError
+from memlane.validation import Limits
+
+HOME_ENV = "MEMLANE_HOME"
+
+
+def memlane_home() -> Path:
+    """Where the embedded store lives unless configured: ``$MEMLANE_HOME`` or ``~/.memlane``."""
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".memlane").expanduser()
+
+
+class ProviderSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class LimitsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_text_chars: int = Field(32_768, ge=1)
+    max_metadata_bytes: int = Field(65_536, ge=2)
+    max_messages: int = Field(10_000, ge=1)
+    max_results: int = Field(10_000, ge=1)
+
+    def to_limits(self) -> Limits:
+        return Limits(**self.model_dump())
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    vector_store: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="sqlite"))
+    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="local"))
+    #: Accepted in mem0 configs; memory formation (fact extraction) uses it.
+    llm: Optional[ProviderSpec] = None
+    #: mem0 kept history in a second SQLite file. memlane keeps it in the store
+    #: itself (so every write is atomic); used as the store file when
+    #: vector_store names no path.
+    history_db_path: Optional[str] = None
+    version: str = "v1.1"
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    query_cache_size: int = Field(1024, ge=0)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, where: str) -> M:
+    """Validate ``data`` against ``model``; raise ``ConfigError`` listing every problem with its location."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = ".".join(str(part) for part in (where, *error["loc"]) if part != "")
+            message = error["msg"]
+            if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
+                known = ", ".join(model.model_fields)
+                message = f"unknown setting (known: {known})"
+            problems.append(f"{location}: {message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+
+
+def load(config: MemoryConfig | dict[str, Any] | None) -> MemoryConfig:
+    return validate(MemoryConfig, config, "config") if config is not None else MemoryConfig()

@@ -1,0 +1,55 @@
+"""Typed exceptions. Every message says what was wrong and how to fix it.
+
+Input errors subclass ``ValueError`` so code written against mem0 (which raises
+``ValueError``) keeps working; lookup failures subclass ``LookupError``.
+"""
+
+from __future__ import annotations
+
+
+class MemlaneError(Exception):
+    """Base class of every error memlane raises on purpose."""
+
+
+class InvalidInputError(MemlaneError, ValueError):
+    """An argument was malformed. ``field`` names the offending argument."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class ScopeError(InvalidInputError):
+    """A call that needs a scope (user_id / agent_id / run_id) got none, or two that disagree."""
+
+
+class FilterError(InvalidInputError):
+    """A filter could not be parsed. ``path`` locates the offending part of the tree."""
+
+    def __init__(self, message: str, *, path: str = "filters"):
+        super().__init__(f"{path}: {message}", field="filters")
+        self.path = path
+
+
+class ConfigError(MemlaneError, ValueError):
+    """The configuration is invalid or names something that does not exist."""
+
+
+class MemoryNotFoundError(MemlaneError, LookupError):
+    """No memory has the given id."""
+
+    def __init__(self, memory_id: str):
+        super().__init__(f"no memory with id {memory_id!r}")
+        self.memory_id = memory_id
+
+
+class EmbedderMismatchError(MemlaneError):
+    """The store was filled by a different embedder than the one configured."""
+
+
+class EmbeddingError(MemlaneError):
+    """The embedding provider failed or returned something unusable."""
+
+
+class StoreError(MemlaneError):
+    """The storage backend failed in a way the caller cannot fix by changing input."""

@@ -1,0 +1,93 @@
+"""The store seam: what ``Memory`` needs from a backend (SQLite now, PostgreSQL next).
+
+Writes go through ``apply(ChangeSet)``: one atomic transaction that also writes
+the history events, so history can never disagree with the memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from memlane.filters import Node
+from memlane.models import HistoryRecord, MemoryRecord
+
+
+@dataclass(slots=True)
+class Update:
+    id: str
+    updated_at: str
+    text: str | None = None
+    hash: str | None = None
+    vector: np.ndarray | None = None
+    metadata: dict[str, Any] | None = None
+    actor_id: str | None = None  # who made the change (recorded in history)
+    role: str | None = None
+
+
+@dataclass(slots=True)
+class Delete:
+    id: str
+    actor_id: str | None = None
+    role: str | None = None
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """Everything one public call writes. ``keys`` are idempotency keys recorded in
+    the same transaction (e.g. lines already imported), so a retried batch is a no-op."""
+
+    inserts: list[MemoryRecord] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    deletes: list[Delete] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    location: str
+    embedder: str | None
+    dims: int | None
+    memories: int
+    history_events: int
+
+
+class Store(Protocol):
+    def bind_embedder(self, name: str, dims: int) -> None:
+        """Record the embedder filling the store; raise ``EmbedderMismatchError`` if another one did."""
+
+    def apply(self, changes: ChangeSet) -> None:
+        """Write atomically; ``MemoryNotFoundError`` (and nothing written) if an update or delete names no memory."""
+
+    def get(self, memory_id: str) -> MemoryRecord | None: ...
+
+    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
+        """Matching memories, newest first."""
+
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+        """Matching memories by cosine similarity to the unit vector ``query``, best first."""
+
+    def delete_matching(self, where: Node, *, actor_id: str | None = None, role: str | None = None) -> int: ...
+
+    def history(self, memory_id: str) -> list[HistoryRecord]:
+        """Events of one memory, oldest first; kept after the memory is deleted."""
+
+    def known_keys(self, keys: Sequence[str]) -> set[str]: ...
+
+    def count(self, where: Node) -> int: ...
+
+    def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
+        """Every matching memory, oldest first, in batches (export)."""
+
+    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
+                batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """Replace every vector with ``embed(texts)`` and record the new embedder. Resumable."""
+
+    def info(self) -> StoreInfo: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,426 @@
+"""The embedded store: one SQLite file in WAL mode.
+
+- Several threads and processes may read and write at once: each thread has its
+  own connection, writes take the write lock up front (``BEGIN IMMEDIATE``) and
+  wait for it (busy timeout) instead of failing with "database is locked".
+- Every public write is one transaction, history included; a killed process
+  leaves the file as it was before the call.
+- Vectors are raw little-endian float32 (or float16) blobs. A scoped search
+  scores the scope's vectors exactly; a search without a scope id (e.g.
+  ``{"user_id": "*"}``) uses an in-memory matrix of every vector, rebuilt when
+  another connection has committed (``PRAGMA data_version``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from memlane import jsonmatch, timeutil, vectors
+from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
+from memlane.filters import MATCH_ALL, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.models import HistoryRecord, MemoryRecord
+from memlane.store.base import ChangeSet, StoreInfo, Update
+from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
+from memlane.store.sqlite_schema import migrate
+
+_RECORD_COLUMNS = "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role, m.metadata"
+_HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id"
+
+_COMPILER = SqliteFilterCompiler(
+    columns={"memory": "m.text", **{c: f"m.{c}" for c in ("id", "hash", *SCOPE_COLUMNS, "actor_id", "role", "created_at", "updated_at")}},
+    documents={"metadata": "m.metadata"},
+)
+
+
+def _record(row: Sequence) -> MemoryRecord:
+    return MemoryRecord(*row[:10], metadata=json.loads(row[10]))
+
+
+def _is_scoped(where: Node) -> bool:
+    """True when a top-level condition pins a scope id, so an index narrows the rows."""
+    return any(
+        isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS
+        and ((c.op == "eq" and c.value is not None) or (c.op == "in" and None not in c.value))
+        for c in conjuncts(where)
+    )
+
+
+class SQLiteStore:
+    def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0):
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the directory for the store {self.path}: {exc}") from None
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        self.dims: int | None = None
+        with self._write() as con:
+            migrate(con)
+            con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_dtype', ?)", (vector_dtype,))
+        # The dtype chosen when the file was created wins; the setting only applies to new stores.
+        self.dtype = vectors.DTYPES[self._meta("vector_dtype")]
+        self._matrix = _VectorMatrix(self)
+
+    # -- connections and transactions ---------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+        con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+        con.execute("PRAGMA temp_store=MEMORY")
+        con.execute("PRAGMA cache_size=-32768")
+        con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
+        with self._connections_lock:
+            self._connections.append(con)
+        return con
+
+    @property
+    def _con(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("the store is closed")
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._local.con = self._connect()
+        return con
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        con = self._con
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"could not take the write lock on {self.path} within {self.busy_timeout:g} s ({exc}); "
+                "another process is holding it"
+            ) from None
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: several statements see one consistent state."""
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            yield con
+        finally:
+            con.execute("COMMIT")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- embedder binding ---------------------------------------------------
+
+    def bind_embedder(self, name: str, dims: int) -> None:
+        with self._write() as con:
+            rows = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'dims')").fetchall())
+            if rows.get("embedder") == name and rows.get("dims") == str(dims):
+                return
+            if rows and con.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
+                raise EmbedderMismatchError(
+                    f"the store {self.path} was filled by embedder {rows.get('embedder')!r} "
+                    f"({rows.get('dims')} dimensions) but this Memory is configured with {name!r} "
+                    f"({dims} dimensions). Configure the original embedder, or re-embed every memory "
+                    "with the new one: `memlane reembed --config NEW_CONFIG.json` (Memory.reembed())."
+                )
+            con.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                            [("embedder", name), ("dims", str(dims))])
+        self.dims = dims
+
+    def _dims(self) -> int:
+        dims = self.dims
+        if dims is None:
+            value = self._meta("dims")
+            if value is None:
+                raise StoreError("no embedder is bound to this store yet")
+            dims = self.dims = int(value)
+        return dims
+
+    # -- writes -------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        with self._write() as con:
+            if changes.inserts:
+                self._insert(con, changes.inserts)
+            for update in changes.updates:
+                self._update(con, update)
+            for delete in changes.deletes:
+                self._delete(con, delete.id, delete.actor_id, delete.role)
+            if changes.keys:
+                now = timeutil.now_iso()
+                con.executemany("INSERT OR IGNORE INTO applied_keys(key, created_at) VALUES (?, ?)",
+                                [(key, now) for key in changes.keys])
+
+    def _insert(self, con: sqlite3.Connection, records: list[MemoryRecord]) -> None:
+        dtype = self.dtype
+        try:
+            con.executemany(
+                "INSERT INTO memories(id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
+                " role, metadata, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id, r.actor_id,
+                  r.role, json.dumps(r.metadata, ensure_ascii=False), r.vector.astype(dtype).tobytes())
+                 for r in records],
+            )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"could not insert memories: {exc}") from None
+        con.executemany(
+            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
+            " agent_id, run_id) VALUES (?, 'ADD', NULL, ?, ?, ?, ?, ?, ?, ?)",
+            [(r.id, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id) for r in records],
+        )
+
+    def _update(self, con: sqlite3.Connection, u: Update) -> None:
+        row = con.execute("SELECT text, user_id, agent_id, run_id FROM memories WHERE id = ?", (u.id,)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(u.id)
+        old_text = row[0]
+        con.execute(
+            "UPDATE memories SET text = COALESCE(?, text), hash = COALESCE(?, hash), metadata = COALESCE(?, metadata),"
+            " vector = COALESCE(?, vector), updated_at = ? WHERE id = ?",
+            (u.text, u.hash, None if u.metadata is None else json.dumps(u.metadata, ensure_ascii=False),
+             None if u.vector is None else vectors.to_blob(u.vector, self.dtype), u.updated_at, u.id),
+        )
+        con.execute(
+            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
+            " agent_id, run_id) VALUES (?, 'UPDATE', ?, ?, ?, ?, ?, ?, ?, ?)",
+            (u.id, old_text, u.text if u.text is not None else old_text, u.updated_at, u.actor_id, u.role, *row[1:]),
+        )
+
+    def _delete(self, con: sqlite3.Connection, memory_id: str, actor_id: str | None, role: str | None) -> None:
+        row = con.execute("SELECT rowid, text, user_id, agent_id, run_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(memory_id)
+        self._delete_rows(con, [(memory_id, *row)], actor_id, role)
+
+    def _delete_rows(self, con: sqlite3.Connection, rows: list[tuple], actor_id: str | None, role: str | None) -> None:
+        """``rows``: (id, rowid, text, user_id, agent_id, run_id)."""
+        now = timeutil.now_iso()
+        con.executemany(
+            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
+            " agent_id, run_id) VALUES (?, 'DELETE', ?, NULL, ?, ?, ?, ?, ?, ?)",
+            [(r[0], r[2], now, actor_id, role, r[3], r[4], r[5]) for r in rows],
+        )
+        con.execute("DELETE FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps([r[1] for r in rows]),))
+
+    def delete_matching(self, where: Node, *, actor_id: str | None = None, role: str | None = None) -> int:
+        sql, params = _COMPILER.compile(where)
+        with self._write() as con:
+            rows = con.execute(
+                f"SELECT m.id, m.rowid, m.text, m.user_id, m.agent_id, m.run_id FROM memories m WHERE {sql}", params
+            ).fetchall()
+            if rows:
+                self._delete_rows(con, rows, actor_id, role)
+        return len(rows)
+
+    def reset(self) -> None:
+        with self._write() as con:
+            for table in ("memories", "history", "applied_keys"):
+                con.execute(f"DELETE FROM {table}")
+            con.execute("DELETE FROM meta WHERE key IN ('embedder', 'dims')")
+        self.dims = None
+
+    # -- reads --------------------------------------------------------------
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        row = self._con.execute(f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
+        return _record(row) if row else None
+
+    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
+        sql, params = _COMPILER.compile(where)
+        rows = self._con.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM memories m WHERE {sql} ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [_record(row) for row in rows]
+
+    def count(self, where: Node = MATCH_ALL) -> int:
+        sql, params = _COMPILER.compile(where)
+        return self._con.execute(f"SELECT count(*) FROM memories m WHERE {sql}", params).fetchone()[0]
+
+    def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
+        sql, params = _COMPILER.compile(where)
+        last = 0
+        while True:
+            rows = self._con.execute(
+                f"SELECT m.rowid, {_RECORD_COLUMNS} FROM memories m WHERE m.rowid > ? AND {sql} ORDER BY m.rowid LIMIT ?",
+                (last, *params, batch_size),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [_record(row[1:]) for row in rows]
+
+    def _records_by_rowid(self, con: sqlite3.Connection, rowids: list[int]) -> dict[int, MemoryRecord]:
+        rows = con.execute(
+            f"SELECT m.rowid, {_RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(rowids),),
+        ).fetchall()
+        return {row[0]: _record(row[1:]) for row in rows}
+
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+        dims = self._dims()
+        sql, params = _COMPILER.compile(where)
+        with self._snapshot() as con:
+            if _is_scoped(where):
+                rows = con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params).fetchall()
+                if not rows:
+                    return []
+                scores = vectors.from_blobs([r[1] for r in rows], dims, self.dtype) @ query
+                rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                best = vectors.top_k(scores, limit, threshold)
+                hits = [(int(rowids[i]), float(scores[i])) for i in best]
+            else:
+                hits = self._matrix.search(con, query, sql, params, limit, threshold)
+            records = self._records_by_rowid(con, [rowid for rowid, _ in hits])
+        return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    def history(self, memory_id: str) -> list[HistoryRecord]:
+        rows = self._con.execute(
+            f"SELECT {_HISTORY_COLUMNS} FROM history WHERE memory_id = ? ORDER BY id", (memory_id,)
+        ).fetchall()
+        return [HistoryRecord(*row) for row in rows]
+
+    def known_keys(self, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        rows = self._con.execute(
+            "SELECT key FROM applied_keys WHERE key IN (SELECT value FROM json_each(?))", (json.dumps(list(keys)),)
+        ).fetchall()
+        return {row[0] for row in rows}
+
+    def info(self) -> StoreInfo:
+        con = self._con
+        dims = self._meta("dims")
+        return StoreInfo(
+            location=str(self.path),
+            embedder=self._meta("embedder"),
+            dims=int(dims) if dims else None,
+            memories=con.execute("SELECT count(*) FROM memories").fetchone()[0],
+            history_events=con.execute("SELECT count(*) FROM history").fetchone()[0],
+        )
+
+    # -- re-embedding -------------------------------------------------------
+
+    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
+                batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """New vectors go to a side table in small transactions (resumable, other
+        writers keep working); one final transaction swaps them in, embedding any
+        memory added or changed meanwhile, and records the new embedder."""
+        con = self._con
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS reembed_vectors (rowid INTEGER PRIMARY KEY, hash TEXT NOT NULL,"
+            " vector BLOB NOT NULL, embedder TEXT NOT NULL)"
+        )
+        pending_sql = (
+            "SELECT m.rowid, m.hash, m.text FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
+            " WHERE r.rowid IS NULL OR r.hash <> m.hash OR r.embedder <> ? ORDER BY m.rowid LIMIT ?"
+        )
+        total = con.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+        def embed_rows(con: sqlite3.Connection, rows: list[tuple]) -> None:
+            matrix = embed([row[2] for row in rows])
+            con.executemany(
+                "INSERT OR REPLACE INTO reembed_vectors(rowid, hash, vector, embedder) VALUES (?, ?, ?, ?)",
+                [(row[0], row[1], vectors.to_blob(vec, self.dtype), name) for row, vec in zip(rows, matrix)],
+            )
+
+        while rows := con.execute(pending_sql, (name, batch_size)).fetchall():
+            with self._write() as wcon:
+                embed_rows(wcon, rows)
+            if progress:
+                done = con.execute("SELECT count(*) FROM reembed_vectors WHERE embedder = ?", (name,)).fetchone()[0]
+                progress(min(done, total), total)
+        with self._write() as wcon:
+            while rows := wcon.execute(pending_sql, (name, batch_size)).fetchall():
+                embed_rows(wcon, rows)
+            wcon.execute("UPDATE memories SET vector = (SELECT r.vector FROM reembed_vectors r WHERE r.rowid = memories.rowid)")
+            wcon.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                             [("embedder", name), ("dims", str(dims))])
+            count = wcon.execute("SELECT count(*) FROM memories").fetchone()[0]
+            wcon.execute("DROP TABLE reembed_vectors")
+        self.dims = dims
+        return count
+
+    def close(self) -> None:
+        self._closed = True
+        with self._connections_lock:
+            for con in self._connections:
+                con.close()
+            self._connections.clear()
+        self._matrix.clear()
+
+
+class _VectorMatrix:
+    """Every vector of the store in one float32 matrix, for searches no scope index narrows.
+
+    Rebuilt lazily when ``PRAGMA data_version`` on its own read-only connection
+    says another connection committed. Candidates are taken best-first and
+    checked against the filter in SQL, widening until ``limit`` pass."""
+
+    def __init__(self, store: SQLiteStore):
+        self.store = store
+        self._lock = threading.Lock()
+        self._con: sqlite3.Connection | None = None
+        self._version: int | None = None
+        self._rowids = np.empty(0, dtype=np.int64)
+        self._matrix: np.ndarray | None = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._matrix, self._version, self._con = None, None, None
+
+    def _current(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._con is None:
+                self._con = self.store._connect()
+            con = self._con
+            con.execute("BEGIN")
+            try:
+                version = con.execute("PRAGMA data_version").fetchone()[0]
+                if self._matrix is None or version != self._version:
+                    rows = con.execute("SELECT rowid, vector FROM memories ORDER BY rowid").fetchall()
+                    self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                    self._matrix = vectors.from_blobs([r[1] for r in rows], self.store._dims(), self.store.dtype)
+                    self._version = version
+            finally:
+                con.execute("COMMIT")
+            return self._rowids, self._matrix
+
+    def search(self, con: sqlite3.Connection, query: np.ndarray, sql: str, params: list, limit: int,
+               threshold: float | None) -> list[tuple[int, float]]:
+        rowids, matrix = self._current()
+        if not len(rowids):
+            return []
+        scores = matrix @ query
+        want = min(len(rowids), max(4 * limit, 256))
+        while True:
+            best = vectors.top_k(scores, want, threshold)
+            candidates = [int(rowids[i]) for i in best]
+            passed = {row[0] for row in con.execute(
+                f"SELECT m.rowid FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {sql}",
+                (json.dumps(candidates), *params),
+            )}
+            hits = [(rowid, float(scores[i])) for rowid, i in zip(candidates, best) if rowid in passed]
+            if len(hits) >= limit or len(best) < want or want >= len(rowids):
+                return hits[:limit]
+            want = min(len(rowids), want * 4)

@@ -1,0 +1,69 @@
+"""Versioned schema of the embedded store (``PRAGMA user_version`` holds the version).
+
+Migrations run inside the caller's write transaction, so two processes opening
+a new file at once cannot both apply them. Append new migrations; never edit old ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memlane.errors import StoreError
+
+MIGRATIONS: list[list[str]] = [
+    # 1: memories with their vectors, history, store metadata, idempotency keys
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            actor_id TEXT,
+            role TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            vector BLOB NOT NULL
+        )""",
+        "CREATE INDEX memories_user ON memories(user_id, created_at) WHERE user_id IS NOT NULL",
+        "CREATE INDEX memories_agent ON memories(agent_id, created_at) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memories_run ON memories(run_id, created_at) WHERE run_id IS NOT NULL",
+        "CREATE INDEX memories_created ON memories(created_at)",
+        """CREATE TABLE history (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
+            old_memory TEXT,
+            new_memory TEXT,
+            created_at TEXT NOT NULL,
+            actor_id TEXT,
+            role TEXT,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT
+        )""",
+        "CREATE INDEX history_memory ON history(memory_id, id)",
+        "CREATE TABLE applied_keys (key TEXT PRIMARY KEY, created_at TEXT NOT NULL) WITHOUT ROWID",
+    ],
+]
+
+VERSION = len(MIGRATIONS)
+
+
+def migrate(con: sqlite3.Connection) -> None:
+    """Bring the schema up to ``VERSION``. Call inside a write transaction."""
+    current = con.execute("PRAGMA user_version").fetchone()[0]
+    if current > VERSION:
+        raise StoreError(
+            f"this store has schema version {current}, newer than this memlane understands ({VERSION}); "
+            "upgrade memlane"
+        )
+    for version in range(current, VERSION):
+        for statement in MIGRATIONS[version]:
+            con.execute(statement)
+    if current != VERSION:
+        con.execute(f"PRAGMA user_version = {VERSION}")

@@ -1,0 +1,139 @@
+"""JSON Lines import and export.
+
+Each input line is either a message to remember::
+
+    {"role": "user", "content": "I like tea", "user_id": "alice", "metadata": {...}}
+    {"messages": [{"role": "user", "content": "..."}, ...], "user_id": "alice"}
+
+or a memory as ``export`` writes it (a MemoryItem: ``memory``, ``id``, scope,
+``metadata``, timestamps; ``hash`` and ``score`` are ignored)::
+
+    {"memory": "Likes tea", "id": "...", "user_id": "alice", "created_at": "..."}
+
+The whole file is validated before anything is written. Lines are written in
+batches, each batch in one transaction together with the keys of its lines, so
+an interrupted import can simply be run again: lines already imported are
+skipped, and memories whose ``id`` already exists are not duplicated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from memlane import scope, timeutil, validation
+from memlane.errors import InvalidInputError
+from memlane.filters import Node
+from memlane.memory import Memory, NewMemory
+
+_SCOPE = ("user_id", "agent_id", "run_id")
+_MESSAGE_KEYS = {"role", "content", "name", "messages", "metadata", *_SCOPE}
+_MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "updated_at", "actor_id", "role", *_SCOPE}
+
+
+@dataclass
+class ImportReport:
+    lines: int = 0
+    skipped_lines: int = 0  # imported by an earlier run
+    memories: int = 0
+    existing_ids: int = 0  # memory lines whose id was already stored
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def _line_drafts(obj: Any, lineno: int, memory: Memory) -> list[NewMemory]:
+    """Validate one parsed line; return the memories it holds."""
+    where = f"line {lineno}"
+    if not isinstance(obj, Mapping):
+        raise InvalidInputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    kind_keys = _MEMORY_KEYS if "memory" in obj else _MESSAGE_KEYS
+    unknown = sorted(set(obj) - kind_keys)
+    if unknown:
+        raise InvalidInputError(f"{where}: unknown keys {unknown}")
+    try:
+        ids = scope.scope_ids(*(obj.get(k) for k in _SCOPE))
+        scope.require_ids(ids)
+        metadata, promoted = validation.metadata(obj.get("metadata"), memory.limits)
+        if "memory" in obj:
+            times = {k: timeutil.canonical(obj[k]) for k in ("created_at", "updated_at") if obj.get(k)}
+            labels = {k: validation.identifier_text(obj[k], k) for k in ("actor_id", "role") if obj.get(k) is not None}
+            return [NewMemory(text=validation.text(obj["memory"], "memory", memory.limits), metadata=metadata,
+                              id=validation.identifier(obj.get("id"), "id"), **ids, **{**promoted, **labels}, **times)]
+        messages = obj["messages"] if "messages" in obj else {k: obj[k] for k in ("role", "content", "name") if k in obj}
+        return [
+            NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
+                      metadata=metadata, **ids)
+            for m in validation.messages(messages, memory.limits)
+            if m.role != "system"
+        ]
+    except (InvalidInputError, ValueError) as exc:
+        raise InvalidInputError(f"{where}: {exc}") from None
+
+
+def _read(path: Path) -> Iterator[tuple[int, str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, raw, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"line {lineno}: not valid JSON ({exc.msg})") from None
+
+
+def import_jsonl(
+    memory: Memory,
+    path: str | Path,
+    *,
+    batch_size: int = 256,
+    source: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Import a JSONL file; safe to rerun after an interruption.
+
+    A line's key is derived from ``source`` (default: the file name), its line
+    number and its content, so rerunning the same file skips what was done.
+    """
+    path = Path(path)
+    source = source or path.name
+    lines = [(lineno, raw, _line_drafts(obj, lineno, memory)) for lineno, raw, obj in _read(path)]
+    report = ImportReport(lines=len(lines))
+    for start in range(0, len(lines), batch_size):
+        batch = lines[start:start + batch_size]
+        keys = {
+            lineno: "import:" + hashlib.sha256(f"{source}\n{lineno}\n{raw.strip()}".encode()).hexdigest()
+            for lineno, raw, _ in batch
+        }
+        done = memory.store.known_keys(list(keys.values()))
+        todo = [(lineno, drafts) for lineno, _, drafts in batch if keys[lineno] not in done]
+        report.skipped_lines += len(batch) - len(todo)
+        fresh, seen = [], set()
+        for draft in (d for _, line_drafts in todo for d in line_drafts):
+            if draft.id and (draft.id in seen or memory.store.get(draft.id) is not None):
+                report.existing_ids += 1
+                continue
+            seen.add(draft.id)
+            fresh.append(draft)
+        if todo:
+            memory.insert(fresh, idempotency_keys=[keys[lineno] for lineno, _ in todo])
+        report.memories += len(fresh)
+        if progress:
+            progress(min(start + batch_size, len(lines)), len(lines))
+    return report
+
+
+def export_jsonl(memory: Memory, out: IO[str], where: Node) -> int:
+    """Write every matching memory (oldest first) as one MemoryItem per line; return the count."""
+    count = 0
+    for batch in memory.store.iter_records(where):
+        for record in batch:
+            item = record.to_item()
+            item.pop("score")
+            out.write(json.dumps(item, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,165 @@
+"""Checks for every argument that crosses the public API.
+
+Each failure raises ``InvalidInputError`` naming the argument and what would be
+accepted, before anything is embedded or written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memlane.errors import InvalidInputError
+from memlane.models import Message
+
+ROLES = ("user", "assistant", "system", "tool")
+MAX_ID_CHARS = 256
+#: Metadata keys that name record fields; they cannot be set through metadata.
+RESERVED_METADATA_KEYS = ("id", "memory", "hash", "score", "created_at", "updated_at", "user_id", "agent_id", "run_id")
+#: Metadata keys that mem0 promotes to record fields; memlane does the same.
+PROMOTABLE_METADATA_KEYS = ("actor_id", "role")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_text_chars: int = 32_768
+    max_metadata_bytes: int = 65_536
+    max_messages: int = 10_000
+    max_results: int = 10_000
+
+
+def identifier(value: Any, field: str, *, required: bool = False) -> str | None:
+    """An id: non-empty string without whitespace; integers are converted."""
+    if value is None:
+        if required:
+            raise InvalidInputError(f"{field} is required", field=field)
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    if not value:
+        raise InvalidInputError(f"{field} must not be empty", field=field)
+    if any(c.isspace() for c in value):
+        raise InvalidInputError(f"{field} must not contain whitespace, got {value!r}", field=field)
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"{field} is longer than {MAX_ID_CHARS} characters", field=field)
+    return value
+
+
+def text(value: Any, field: str, limits: Limits) -> str:
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    if not value.strip():
+        raise InvalidInputError(f"{field} must not be empty or whitespace", field=field)
+    if len(value) > limits.max_text_chars:
+        raise InvalidInputError(
+            f"{field} has {len(value):,} characters; the limit is {limits.max_text_chars:,} "
+            "(configure limits.max_text_chars to change it)",
+            field=field,
+        )
+    return value
+
+
+def metadata(value: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return (metadata to store, promoted fields such as actor_id / role)."""
+    if value is None:
+        return {}, {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"metadata must be a dict, got {type(value).__name__}", field="metadata")
+    for key in value:
+        if not isinstance(key, str) or not key:
+            raise InvalidInputError(f"metadata keys must be non-empty strings, got {key!r}", field="metadata")
+        if key in RESERVED_METADATA_KEYS:
+            raise InvalidInputError(
+                f"metadata key {key!r} is reserved; pass it as the {key} argument instead"
+                if key in ("user_id", "agent_id", "run_id")
+                else f"metadata key {key!r} is reserved for a memory field",
+                field="metadata",
+            )
+    try:
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata is not JSON-serialisable: {exc}", field="metadata") from None
+    if len(encoded.encode()) > limits.max_metadata_bytes:
+        raise InvalidInputError(
+            f"metadata is {len(encoded.encode()):,} bytes as JSON; the limit is {limits.max_metadata_bytes:,}",
+            field="metadata",
+        )
+    stored = json.loads(encoded)  # a private deep copy
+    promoted = {}
+    for key in PROMOTABLE_METADATA_KEYS:
+        if key in stored:
+            promoted[key] = identifier_text(stored.pop(key), f"metadata.{key}")
+    return stored, promoted
+
+
+def identifier_text(value: Any, field: str) -> str:
+    """A label such as actor_id or role: a non-empty string (spaces allowed)."""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters", field=field)
+    return value
+
+
+def limit(value: Any, limits: Limits, field: str = "limit") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer, got {type(value).__name__} {value!r}", field=field)
+    if not 1 <= value <= limits.max_results:
+        raise InvalidInputError(f"{field} must be between 1 and {limits.max_results}, got {value}", field=field)
+    return value
+
+
+def threshold(value: Any) -> float | None:
+    """Cosine-similarity threshold: a number in [-1, 1], or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"threshold must be a number, got {type(value).__name__} {value!r}", field="threshold")
+    if not math.isfinite(value) or not -1.0 <= value <= 1.0:
+        raise InvalidInputError(
+            f"threshold is a cosine similarity and must lie in [-1, 1], got {value}", field="threshold"
+        )
+    return float(value)
+
+
+def messages(value: Any, limits: Limits) -> list[Message]:
+    """Normalise a string, a message dict or a list of message dicts."""
+    if isinstance(value, str):
+        value = [{"role": "user", "content": value}]
+    elif isinstance(value, Mapping):
+        value = [value]
+    elif not isinstance(value, list):
+        raise InvalidInputError(
+            f"messages must be a string, a message dict or a list of message dicts, got {type(value).__name__}",
+            field="messages",
+        )
+    if not value:
+        raise InvalidInputError("messages is empty", field="messages")
+    if len(value) > limits.max_messages:
+        raise InvalidInputError(f"{len(value)} messages in one call; the limit is {limits.max_messages}", field="messages")
+    return [_message(item, f"messages[{i}]", limits) for i, item in enumerate(value)]
+
+
+def _message(item: Any, field: str, limits: Limits) -> Message:
+    if not isinstance(item, Mapping):
+        raise InvalidInputError(f"{field} must be a dict with role and content, got {type(item).__name__}", field=field)
+    unknown = sorted(set(item) - {"role", "content", "name"})
+    if unknown:
+        raise InvalidInputError(f"{field} has unknown keys {unknown}; a message has role, content and name", field=field)
+    role = item.get("role", "user")
+    if role not in ROLES:
+        raise InvalidInputError(f"{field}.role must be one of {', '.join(ROLES)}, got {role!r}", field=field)
+    content = item.get("content")
+    if isinstance(content, list):  # OpenAI content parts: keep the text parts
+        parts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        if len(parts) != len(content) or not all(isinstance(p, str) for p in parts):
+            raise InvalidInputError(f"{field}.content parts must all be {{'type': 'text', 'text': ...}}", field=field)
+        content = "\n".join(parts)
+    content = text(content, f"{field}.content", limits)
+    name = item.get("name")
+    if name is not None:
+        name = identifier_text(name, f"{field}.name")
+    return Message(role=role, content=content, name=name)

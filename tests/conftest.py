@@ -1,0 +1,45 @@
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_home(tmp_path_factory):
+    """No test may touch the real ~/.memlane."""
+    home = tmp_path_factory.mktemp("memlane-home")
+    old = os.environ.get("MEMLANE_HOME")
+    os.environ["MEMLANE_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("MEMLANE_HOME", None)
+    else:
+        os.environ["MEMLANE_HOME"] = old
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real local model, loaded once per test session."""
+    from memlane.embeddings.local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def sqlite_config(path) -> dict:
+    return {"vector_store": {"provider": "sqlite", "config": {"path": str(path)}}}
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "memlane.db"
+
+
+@pytest.fixture
+def memory(db_path, embedder):
+    from memlane import Memory
+
+    m = Memory(sqlite_config(db_path), embedder=embedder)
+    yield m
+    m.close()
