@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,6 +35,23 @@ FiltersOpt = typer.Option(None, "--filters", "-f", help='filter as JSON, e.g. \'
 JsonOpt = typer.Option(False, "--json", help="print JSON instead of a table")
 
 
+def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command whose memlane errors become a one-line message and exit status 1."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*a: Any, **k: Any) -> Any:
+            try:
+                return fn(*a, **k)
+            except MemlaneError as exc:
+                errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+                raise typer.Exit(1) from None
+
+        return app.command(*args, **kwargs)(run)
+
+    return register
+
+
 def _json_arg(value: str | None, name: str) -> Any:
     if value is None:
         return None
@@ -58,11 +77,10 @@ def main_options(
 ) -> None:
     if home is not None:
         os.environ[HOME_ENV] = str(home)
-    if config is not None:
-        _state["config"] = _json_arg(config.read_text(), "--config")
+    _state["config"] = _json_arg(config.read_text(), "--config") if config is not None else None
 
 
-@app.command()
+@command()
 def add(
     text: list[str] = typer.Argument(..., help="one memory per argument"),
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
@@ -81,7 +99,7 @@ def add(
             console.print(f"[green]{item['event']}[/green] {item['id']}  {item['memory']}")
 
 
-@app.command()
+@command()
 def search(
     query: str,
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
@@ -100,7 +118,7 @@ def search(
         render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
 
 
-@app.command()
+@command()
 def get(memory_id: str, as_json: bool = JsonOpt) -> None:
     """Show one memory."""
     with _memory() as memory:
@@ -114,7 +132,7 @@ def get(memory_id: str, as_json: bool = JsonOpt) -> None:
         render.print_memories(console, [item])
 
 
-@app.command("list")
+@command("list")
 def list_(
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
     filters: Optional[str] = FiltersOpt,
@@ -131,7 +149,7 @@ def list_(
         render.print_memories(console, result["results"])
 
 
-@app.command()
+@command()
 def delete(
     memory_id: Optional[str] = typer.Argument(None, help="the memory to delete"),
     all_: bool = typer.Option(False, "--all", help="delete every memory in the scope given by --user/--agent/--run"),
@@ -149,7 +167,7 @@ def delete(
         console.print(result["message"] + (f" ({result['deleted']})" if "deleted" in result else ""))
 
 
-@app.command()
+@command()
 def history(memory_id: str, as_json: bool = JsonOpt) -> None:
     """Every change of a memory, oldest first."""
     with _memory() as memory:
@@ -167,7 +185,7 @@ def _progress() -> Progress:
                     TimeRemainingColumn(), console=errors, transient=False)
 
 
-@app.command("import")
+@command("import")
 def import_(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON Lines: one message or memory per line"),
     batch_size: int = typer.Option(256, min=1, help="lines per transaction"),
@@ -186,7 +204,7 @@ def import_(
                       f"already imported, {report.existing_ids} ids already present")
 
 
-@app.command()
+@command()
 def export(
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
     filters: Optional[str] = FiltersOpt,
@@ -205,7 +223,7 @@ def export(
     errors.print(f"exported {count} memories")
 
 
-@app.command()
+@command()
 def info(as_json: bool = JsonOpt) -> None:
     """Where the store is, which embedder filled it, how much it holds."""
     with _memory() as memory:
@@ -217,7 +235,7 @@ def info(as_json: bool = JsonOpt) -> None:
             console.print(f"[bold]{key}[/bold]: {value}")
 
 
-@app.command()
+@command()
 def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
     """Re-embed every memory with the configured embedder (after changing models). Resumable."""
     with _progress() as bar:
@@ -228,7 +246,7 @@ def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
         console.print(f"re-embedded {memory.info()['memories']} memories with {memory.embeddings.name}")
 
 
-@app.command()
+@command()
 def quickstart() -> None:
     """Import the bundled sample conversation and run a few searches."""
     from memlane import quickstart as qs
@@ -238,11 +256,7 @@ def quickstart() -> None:
 
 
 def main() -> None:
-    try:
-        app()
-    except MemlaneError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
+    app()
 
 
 if __name__ == "__main__":

@@ -126,14 +126,14 @@ def threshold(value: Any) -> float | None:
 
 
 def messages(value: Any, limits: Limits) -> list[Message]:
-    """Normalise a string, a message dict or a list of message dicts."""
+    """Normalise a string, a message dict or a list of message dicts (or strings: user messages)."""
     if isinstance(value, str):
         value = [{"role": "user", "content": value}]
     elif isinstance(value, Mapping):
         value = [value]
     elif not isinstance(value, list):
         raise InvalidInputError(
-            f"messages must be a string, a message dict or a list of message dicts, got {type(value).__name__}",
+            f"messages must be a string, a message dict or a list of messages, got {type(value).__name__}",
             field="messages",
         )
     if not value:
@@ -144,6 +144,8 @@ def messages(value: Any, limits: Limits) -> list[Message]:
 
 
 def _message(item: Any, field: str, limits: Limits) -> Message:
+    if isinstance(item, str):
+        item = {"role": "user", "content": item}
     if not isinstance(item, Mapping):
         raise InvalidInputError(f"{field} must be a dict with role and content, got {type(item).__name__}", field=field)
     unknown = sorted(set(item) - {"role", "content", "name"})

@@ -1,0 +1,102 @@
+"""The memlane command: every command, --json output, errors, import progress and resume."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from memlane.cli import app
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+
+    def run(*args, ok=True):
+        result = runner.invoke(app, [str(a) for a in args])
+        if ok:
+            assert result.exit_code == 0, result.output + repr(result.exception)
+        return result
+
+    return run
+
+
+def test_add_search_get_list_history_delete(cli):
+    added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice",
+                           "--metadata", '{"category": "misc"}', "--json").stdout)
+    ids = [r["id"] for r in added["results"]]
+    assert len(ids) == 2
+
+    found = json.loads(cli("search", "what food do I like?", "-u", "alice", "-n", "1", "--json").stdout)
+    assert [r["memory"] for r in found["results"]] == ["I love Thai curry"]
+
+    table = cli("search", "what food do I like?", "-u", "alice").stdout
+    assert "I love Thai curry" in table and "score" in table
+
+    assert json.loads(cli("get", ids[1], "--json").stdout)["memory"] == "My bike is blue"
+    listed = json.loads(cli("list", "-u", "alice", "--filters", '{"category": "misc"}', "--json").stdout)
+    assert len(listed["results"]) == 2
+
+    cli("delete", ids[0])
+    events = json.loads(cli("history", ids[0], "--json").stdout)
+    assert [e["event"] for e in events] == ["ADD", "DELETE"]
+    assert "DELETE" in cli("history", ids[0]).stdout
+
+    assert "(1)" in cli("delete", "--all", "-u", "alice").stdout
+    assert json.loads(cli("list", "-u", "alice", "--json").stdout)["results"] == []
+
+
+def test_errors_are_one_line_messages_with_status_1(cli):
+    result = cli("search", "q", ok=False)
+    assert result.exit_code == 1 and "At least one of 'user_id'" in result.stderr
+    assert "Traceback" not in result.output
+    result = cli("search", "q", "-u", "a", "--filters", '{"x": {"bad": 1}}', ok=False)
+    assert result.exit_code == 1 and "unknown operator 'bad'" in result.stderr
+    result = cli("get", "missing-id", ok=False)
+    assert result.exit_code == 1 and "no memory with id" in result.stderr
+    result = cli("list", "-u", "a", "--filters", "{not json", ok=False)
+    assert result.exit_code == 2 and "not valid JSON" in result.output
+    result = cli("delete", ok=False)
+    assert result.exit_code == 2
+
+
+def test_import_export_and_resume(cli, tmp_path):
+    source = tmp_path / "conv.jsonl"
+    source.write_text("".join(
+        json.dumps({"role": "user", "content": f"fact {i}", "user_id": "u", "metadata": {"i": i}}) + "\n"
+        for i in range(7)))
+    report = json.loads(cli("import", source, "--batch-size", "3", "--json").stdout)
+    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0}
+    again = json.loads(cli("import", source, "--json").stdout)
+    assert again["skipped_lines"] == 7 and again["memories"] == 0
+
+    dump = tmp_path / "dump.jsonl"
+    assert "exported 7 memories" in cli("export", "-u", "u", "-o", dump).stderr
+    rows = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert sorted(r["metadata"]["i"] for r in rows) == list(range(7))
+    everything = cli("export").stdout.splitlines()
+    assert len(everything) == 7
+
+
+def test_config_file_and_home(cli, tmp_path, embedder):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"vector_store": {"provider": "sqlite",
+                                                   "config": {"path": str(tmp_path / "store"), "collection_name": "x"}}}))
+    cli("--config", config, "add", "hello", "-u", "u")
+    info = json.loads(cli("--config", config, "info", "--json").stdout)
+    assert info["store"] == str(tmp_path / "store" / "x.db") and info["memories"] == 1
+    home_info = json.loads(cli("--home", tmp_path / "h2", "info", "--json").stdout)
+    assert home_info["store"] == str(tmp_path / "h2" / "memlane.db") and home_info["memories"] == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"embedder": {"provider": "nope"}}))
+    result = cli("--config", bad, "info", ok=False)
+    assert result.exit_code == 1 and "embedder.provider 'nope' is unknown" in result.stderr
+
+
+def test_quickstart_imports_the_sample_once_and_answers(cli):
+    first = cli("quickstart").stdout
+    assert "22 stored now" in first
+    assert "Lisbon" in first
+    second = cli("quickstart").stdout
+    assert "0 stored now, 22 already stored" in second
