@@ -43,3 +43,17 @@ def memory(db_path, embedder):
     m = Memory(sqlite_config(db_path), embedder=embedder)
     yield m
     m.close()
+
+
+@pytest.fixture
+def openai_server(embedder):
+    """A scripted OpenAI-compatible server on 127.0.0.1 (tests/support/openai_server.py).
+
+    Its /v1/embeddings answers with vectors from the real local model; script
+    other answers (errors, delays, chat completions) per test.
+    """
+    from support.openai_server import OpenAIServer
+
+    with OpenAIServer(embed=lambda texts: embedder.embed(texts, "document")) as server:
+        yield server
+    assert not server.errors, f"the test server's handlers failed: {server.errors!r}"

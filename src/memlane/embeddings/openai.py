@@ -49,10 +49,12 @@ class OpenAIEmbedderConfig(BaseModel):
 class OpenAIEmbedder:
     def __init__(self, config: OpenAIEmbedderConfig, *, server: str = "openai"):
         default_url, _ = SERVERS[server]
-        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or default_url
+        # OPENAI_* variables describe OpenAI (or a proxy standing in for it), not a local Ollama/vLLM server
+        use_env = server == "openai"
+        base_url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if use_env else None) or default_url
         if base_url and server == "ollama" and not base_url.rstrip("/").endswith("/v1"):
             base_url = base_url.rstrip("/") + "/v1"  # mem0's ollama_base_url has no /v1
-        api_key = config.api_key.get_secret_value() if config.api_key else os.environ.get("OPENAI_API_KEY")
+        api_key = config.api_key.get_secret_value() if config.api_key else (os.environ.get("OPENAI_API_KEY") if use_env else None)
         if not api_key:
             if base_url is None:
                 raise ConfigError(
@@ -83,8 +85,20 @@ class OpenAIEmbedder:
                 response = self.client.embeddings.create(model=self.model, input=batch, **self._extra)
             except self._openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding request to {self.client.base_url} failed: {exc}") from exc
-            data = sorted(response.data, key=lambda item: item.index)
-            if len(data) != len(batch):
-                raise EmbeddingError(f"{self.client.base_url} returned {len(data)} embeddings for {len(batch)} texts")
-            vectors.extend(item.embedding for item in data)
+            except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
+                raise EmbeddingError(f"{self.client.base_url} returned an unusable embeddings response: {exc}") from exc
+            vectors.extend(self._in_order(getattr(response, "data", None), len(batch)))
         return vectors
+
+    def _in_order(self, data: Any, count: int) -> list[list[float]]:
+        """The vectors of one response in input order; the server must number them 0..count-1."""
+        if not isinstance(data, list):
+            raise EmbeddingError(f"{self.client.base_url} returned no list of embeddings")
+        if len(data) != count:
+            raise EmbeddingError(f"{self.client.base_url} returned {len(data)} embeddings for {count} texts")
+        indices = [getattr(item, "index", None) for item in data]
+        if sorted(i for i in indices if type(i) is int) != list(range(count)):
+            raise EmbeddingError(
+                f"{self.client.base_url} returned embedding indices {indices[:8]}; expected each of 0..{count - 1} once"
+            )
+        return [item.embedding for item in sorted(data, key=lambda item: item.index)]

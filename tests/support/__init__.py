@@ -1,0 +1,1 @@
+"""Test-only helpers. Nothing under src/ may import this package."""
