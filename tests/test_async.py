@@ -23,7 +23,7 @@ def test_every_method_has_the_sync_signature_and_docs(name):
 def test_async_round_trip(db_path, embedder):
     async def scenario():
         async with AsyncMemory(sqlite_config(db_path), embedder=embedder) as m:
-            added = await m.add("I like green tea", user_id="u", metadata={"c": "drink"})
+            added = await m.add("I like green tea", user_id="u", metadata={"c": "drink"}, infer=False)
             mid = added["results"][0]["id"]
             assert (await m.get(mid))["memory"] == "I like green tea"
             hits = await m.search("favourite drink", user_id="u")
@@ -43,7 +43,7 @@ def test_async_round_trip(db_path, embedder):
 def test_many_concurrent_calls(db_path, embedder):
     async def scenario():
         m = AsyncMemory(sqlite_config(db_path), embedder=embedder)
-        await asyncio.gather(*(m.add(f"fact number {i}", user_id=f"user{i % 4}") for i in range(40)))
+        await asyncio.gather(*(m.add(f"fact number {i}", user_id=f"user{i % 4}", infer=False) for i in range(40)))
         searches = await asyncio.gather(*(m.search("fact", user_id=f"user{i % 4}", limit=100) for i in range(20)))
         assert all(len(s["results"]) == 10 for s in searches)
         await m.delete_all(user_id="user0")
@@ -57,7 +57,7 @@ def test_many_concurrent_calls(db_path, embedder):
 def test_wraps_an_existing_memory(memory):
     async def scenario():
         m = AsyncMemory(memory=memory)
-        await m.add("shared", user_id="u")
+        await m.add("shared", user_id="u", infer=False)
         return memory.get_all(user_id="u")["results"]
 
     assert [r["memory"] for r in asyncio.run(scenario())] == ["shared"]

@@ -30,23 +30,23 @@ CASES = [
     ("threshold nan", lambda m, mid: m.search("q", user_id="u", threshold=float("nan")), InvalidInputError, "must lie in [-1, 1]"),
     ("unknown operator", lambda m, mid: m.search("q", user_id="u", filters={"level": {"gtee": 1}}), FilterError, "unknown operator 'gtee'"),
     ("filters not a dict", lambda m, mid: m.get_all(user_id="u", filters="category"), FilterError, "expected an object"),
-    ("metadata str", lambda m, mid: m.add("x", user_id="u", metadata="food"), InvalidInputError, "metadata must be a dict"),
-    ("metadata object", lambda m, mid: m.add("x", user_id="u", metadata={"x": object()}), InvalidInputError, "not JSON-serialisable"),
-    ("metadata nan", lambda m, mid: m.add("x", user_id="u", metadata={"x": float("nan")}), InvalidInputError, "not JSON-serialisable"),
-    ("metadata set", lambda m, mid: m.add("x", user_id="u", metadata={"x": {1, 2}}), InvalidInputError, "not JSON-serialisable"),
-    ("metadata int key", lambda m, mid: m.add("x", user_id="u", metadata={1: "a"}), InvalidInputError, "keys must be non-empty strings"),
-    ("metadata reserved", lambda m, mid: m.add("x", user_id="u", metadata={"user_id": "v"}), InvalidInputError, "pass it as the user_id argument"),
-    ("metadata too big", lambda m, mid: m.add("x", user_id="u", metadata={"blob": "y" * 70_000}), InvalidInputError, "the limit is 65,536"),
-    ("1 MB message", lambda m, mid: m.add(BIG, user_id="u"), InvalidInputError, "has 1,000,001 characters"),
-    ("1 MB in a batch", lambda m, mid: m.add([OK, {"role": "user", "content": BIG}], user_id="u"), InvalidInputError, "messages[1].content has 1,000,001"),
-    ("no messages", lambda m, mid: m.add([], user_id="u"), InvalidInputError, "messages is empty"),
-    ("messages int", lambda m, mid: m.add(42, user_id="u"), InvalidInputError, "messages must be a string"),
-    ("bad role", lambda m, mid: m.add([OK, {"role": "wizard", "content": "x"}], user_id="u"), InvalidInputError, "messages[1].role must be one of"),
-    ("no content", lambda m, mid: m.add([{"role": "user"}], user_id="u"), InvalidInputError, "messages[0].content must be a string"),
-    ("empty content", lambda m, mid: m.add([OK, {"role": "user", "content": " "}], user_id="u"), InvalidInputError, "messages[1].content must not be empty"),
-    ("unknown message key", lambda m, mid: m.add([{"role": "user", "content": "x", "extra": 1}], user_id="u"), InvalidInputError, "unknown keys ['extra']"),
-    ("add without scope", lambda m, mid: m.add("x"), ScopeError, "At least one of"),
-    ("add bad agent", lambda m, mid: m.add("x", user_id="u", agent_id="a b"), InvalidInputError, "agent_id must not contain whitespace"),
+    ("metadata str", lambda m, mid: m.add("x", user_id="u", metadata="food", infer=False), InvalidInputError, "metadata must be a dict"),
+    ("metadata object", lambda m, mid: m.add("x", user_id="u", metadata={"x": object()}, infer=False), InvalidInputError, "not JSON-serialisable"),
+    ("metadata nan", lambda m, mid: m.add("x", user_id="u", metadata={"x": float("nan")}, infer=False), InvalidInputError, "not JSON-serialisable"),
+    ("metadata set", lambda m, mid: m.add("x", user_id="u", metadata={"x": {1, 2}}, infer=False), InvalidInputError, "not JSON-serialisable"),
+    ("metadata int key", lambda m, mid: m.add("x", user_id="u", metadata={1: "a"}, infer=False), InvalidInputError, "keys must be non-empty strings"),
+    ("metadata reserved", lambda m, mid: m.add("x", user_id="u", metadata={"user_id": "v"}, infer=False), InvalidInputError, "pass it as the user_id argument"),
+    ("metadata too big", lambda m, mid: m.add("x", user_id="u", metadata={"blob": "y" * 70_000}, infer=False), InvalidInputError, "the limit is 65,536"),
+    ("1 MB message", lambda m, mid: m.add(BIG, user_id="u", infer=False), InvalidInputError, "has 1,000,001 characters"),
+    ("1 MB in a batch", lambda m, mid: m.add([OK, {"role": "user", "content": BIG}], user_id="u", infer=False), InvalidInputError, "messages[1].content has 1,000,001"),
+    ("no messages", lambda m, mid: m.add([], user_id="u", infer=False), InvalidInputError, "messages is empty"),
+    ("messages int", lambda m, mid: m.add(42, user_id="u", infer=False), InvalidInputError, "messages must be a string"),
+    ("bad role", lambda m, mid: m.add([OK, {"role": "wizard", "content": "x"}], user_id="u", infer=False), InvalidInputError, "messages[1].role must be one of"),
+    ("no content", lambda m, mid: m.add([{"role": "user"}], user_id="u", infer=False), InvalidInputError, "messages[0].content must be a string"),
+    ("empty content", lambda m, mid: m.add([OK, {"role": "user", "content": " "}], user_id="u", infer=False), InvalidInputError, "messages[1].content must not be empty"),
+    ("unknown message key", lambda m, mid: m.add([{"role": "user", "content": "x", "extra": 1}], user_id="u", infer=False), InvalidInputError, "unknown keys ['extra']"),
+    ("add without scope", lambda m, mid: m.add("x", infer=False), ScopeError, "At least one of"),
+    ("add bad agent", lambda m, mid: m.add("x", user_id="u", agent_id="a b", infer=False), InvalidInputError, "agent_id must not contain whitespace"),
     ("get id with space", lambda m, mid: m.get("a b"), InvalidInputError, "memory_id must not contain whitespace"),
     ("get None", lambda m, mid: m.get(None), InvalidInputError, "memory_id is required"),
     ("update nothing", lambda m, mid: m.update(mid), InvalidInputError, "update needs text, metadata or both"),
@@ -68,7 +68,7 @@ def _snapshot(memory, mid):
 
 @pytest.mark.parametrize("call, error, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_rejected_and_nothing_changes(memory, call, error, message):
-    mid = memory.add("existing memory", user_id="u", metadata={"k": 1})["results"][0]["id"]
+    mid = memory.add("existing memory", user_id="u", metadata={"k": 1}, infer=False)["results"][0]["id"]
     before = _snapshot(memory, mid)
     with pytest.raises(error) as info:
         call(memory, mid)
@@ -82,5 +82,5 @@ def test_errors_name_the_field(memory):
         memory.search("q", user_id="u", limit="x")
     assert info.value.field == "limit"
     with pytest.raises(InvalidInputError) as info:
-        memory.add("x", user_id="u", metadata=[1])
+        memory.add("x", user_id="u", metadata=[1], infer=False)
     assert info.value.field == "metadata"

@@ -23,7 +23,7 @@ def cli(tmp_path, monkeypatch):
 
 
 def test_add_search_get_list_history_delete(cli):
-    added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice",
+    added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice", "--no-infer",
                            "--metadata", '{"category": "misc"}', "--json").stdout)
     ids = [r["id"] for r in added["results"]]
     assert len(ids) == 2
@@ -41,6 +41,8 @@ def test_add_search_get_list_history_delete(cli):
     cli("delete", ids[0])
     events = json.loads(cli("history", ids[0], "--json").stdout)
     assert [e["event"] for e in events] == ["ADD", "DELETE"]
+    assert [m["content"] for m in json.loads(cli("messages", "-u", "alice", "--json").stdout)] == [
+        "I love Thai curry", "My bike is blue"]
     assert "DELETE" in cli("history", ids[0]).stdout
 
     assert "(1)" in cli("delete", "--all", "-u", "alice").stdout
@@ -83,7 +85,7 @@ def test_config_file_and_home(cli, tmp_path, embedder):
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"vector_store": {"provider": "sqlite",
                                                    "config": {"path": str(tmp_path / "store"), "collection_name": "x"}}}))
-    cli("--config", config, "add", "hello", "-u", "u")
+    cli("--config", config, "add", "hello", "-u", "u", "--no-infer")
     info = json.loads(cli("--config", config, "info", "--json").stdout)
     assert info["store"] == str(tmp_path / "store" / "x.db") and info["memories"] == 1
     home_info = json.loads(cli("--home", tmp_path / "h2", "info", "--json").stdout)

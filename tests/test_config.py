@@ -40,10 +40,18 @@ def test_history_db_path_beside_a_store_path_warns(tmp_path, embedder):
 
 def test_from_config_with_local_embedder_settings(tmp_path):
     config = {**sqlite_config(tmp_path), "embedder": {"provider": "huggingface", "config": {"batch_size": 8}},
-              "version": "v1.1", "llm": {"provider": "openai", "config": {"model": "gpt-4o-mini"}}}
+              "version": "v1.1", "llm": {"provider": "openai", "config": {
+                  "model": "gpt-4o-mini", "api_key": "sk-x", "openai_base_url": "http://127.0.0.1:9/v1"}}}
     with Memory.from_config(config) as m:
         assert m.embeddings.embedder.batch_size == 8
-        assert m.add("hello", user_id="u")["results"][0]["event"] == "ADD"
+        assert m.engine.name == "llm:openai/gpt-4o-mini"
+        assert m.add("hello", user_id="u", infer=False)["results"][0]["event"] == "ADD"
+
+
+def test_without_an_llm_the_offline_engine_forms_memories(tmp_path, embedder, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set-but-not-configured")
+    with Memory(sqlite_config(tmp_path), embedder=embedder) as m:
+        assert m.engine.name == "offline"
 
 
 ERRORS = [
@@ -71,9 +79,9 @@ def test_config_errors_say_what_and_where(config, message):
 
 def test_limits_are_configurable(tmp_path, embedder):
     with Memory({**sqlite_config(tmp_path), "limits": {"max_text_chars": 10}}, embedder=embedder) as m:
-        m.add("short", user_id="u")
+        m.add("short", user_id="u", infer=False)
         with pytest.raises(InvalidInputError, match="the limit is 10"):
-            m.add("a bit too long", user_id="u")
+            m.add("a bit too long", user_id="u", infer=False)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +94,7 @@ def copied_model(tmp_path_factory):
 
 def test_opening_with_another_embedder_fails_naming_both(db_path, embedder, copied_model):
     with Memory(sqlite_config(db_path), embedder=embedder) as m:
-        m.add("I like tea", user_id="u")
+        m.add("I like tea", user_id="u", infer=False)
     with pytest.raises(EmbedderMismatchError) as info:
         Memory(sqlite_config(db_path), embedder=copied_model)
     message = str(info.value)
@@ -96,7 +104,7 @@ def test_opening_with_another_embedder_fails_naming_both(db_path, embedder, copi
 
 def test_an_empty_store_accepts_a_new_embedder(db_path, embedder, copied_model):
     with Memory(sqlite_config(db_path), embedder=embedder) as m:
-        m.add("x", user_id="u")
+        m.add("x", user_id="u", infer=False)
         m.reset()
     with Memory(sqlite_config(db_path), embedder=copied_model) as m:
         assert m.info()["embedder"] == "local/MiniLM-copy"
@@ -104,7 +112,7 @@ def test_an_empty_store_accepts_a_new_embedder(db_path, embedder, copied_model):
 
 def test_reembed_switches_the_store_and_resumes_after_interruption(db_path, embedder, copied_model):
     with Memory(sqlite_config(db_path), embedder=embedder) as m:
-        m.add([f"fact {i} about tea" for i in range(30)] + ["I drive a red car"], user_id="u")
+        m.add([f"fact {i} about tea" for i in range(30)] + ["I drive a red car"], user_id="u", infer=False)
 
     class Interrupted(Exception):
         pass
@@ -133,8 +141,8 @@ def test_float16_vectors_keep_scores_close(tmp_path, embedder):
     half = {"vector_store": {"provider": "sqlite", "config": {"path": str(tmp_path / "h.db"), "vector_dtype": "float16"}}}
     with Memory(half, embedder=embedder) as h, Memory(sqlite_config(tmp_path / "f.db"), embedder=embedder) as f:
         texts = ["I like tea", "Paris is in France", "my cat sleeps all day"]
-        h.add(texts, user_id="u")
-        f.add(texts, user_id="u")
+        h.add(texts, user_id="u", infer=False)
+        f.add(texts, user_id="u", infer=False)
         a = h.search("cats", user_id="u")["results"]
         b = f.search("cats", user_id="u")["results"]
         assert [r["memory"] for r in a] == [r["memory"] for r in b]

@@ -102,7 +102,7 @@ def test_openai_add_and_search_end_to_end(tmp_path, openai_server, embedder):
     with Memory(openai_config(tmp_path, openai_server.base_url)) as m:
         assert (m.info()["embedder"], m.info()["dims"]) == ("openai/test-embed", 384)
         assert openai_server.requests() == []  # creating a Memory does not call the server
-        m.add(["I love pizza", "I work at a bank", "My dog is called Rex"], user_id="u")
+        m.add(["I love pizza", "I work at a bank", "My dog is called Rex"], user_id="u", infer=False)
 
         results = m.search("favourite food", user_id="u")["results"]
         assert texts_of({"results": results})[0] == "I love pizza"
@@ -129,7 +129,7 @@ def test_openai_batches_keep_input_order_when_the_server_shuffles(tmp_path, open
     openai_server.route(EMBEDDINGS, EmbeddingsHandler(lambda t: embedder.embed(t, "document"), shuffle=True))
     texts = [f"Note {i}: my locker number is {i} and I visited city number {i * 7 % 300}" for i in range(300)]
     with Memory(openai_config(tmp_path, openai_server.base_url, batch_size=128)) as m:
-        added = m.add(texts, user_id="u")
+        added = m.add(texts, user_id="u", infer=False)
         assert texts_of(added) == texts
         assert m.info()["memories"] == 300
 
@@ -157,7 +157,7 @@ def test_shuffling_really_happens(embedder):
 def test_mem0_openai_base_url_alias(tmp_path, openai_server):
     config = openai_config(tmp_path, None, openai_base_url=openai_server.base_url)
     with Memory(config) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         assert texts_of(m.search("food", user_id="u")) == ["I love pizza"]
     assert len(openai_server.requests(EMBEDDINGS)) == 2
 
@@ -171,7 +171,7 @@ def test_ollama_base_url_gets_v1(tmp_path, openai_server, no_openai_env, suffix)
     config = openai_config(tmp_path, None, provider="ollama", model="nomic-embed-text", api_key=None,
                            ollama_base_url=openai_server.url + suffix)
     with Memory(config) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
     (request,) = openai_server.requests()
     assert request.path == EMBEDDINGS
     assert request.json["model"] == "nomic-embed-text"
@@ -184,7 +184,7 @@ def test_openai_variables_do_not_leak_to_local_servers(tmp_path, openai_server, 
     config = openai_config(tmp_path, None, provider="ollama", model="nomic-embed-text", api_key=None,
                            ollama_base_url=openai_server.url)
     with Memory(config) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
     assert openai_server.requests()[0].header("authorization") == "Bearer unused"
 
 
@@ -196,7 +196,7 @@ def test_no_api_key_and_no_base_url(tmp_path, no_openai_env):
 def test_api_key_from_the_environment(tmp_path, openai_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     with Memory(openai_config(tmp_path, openai_server.base_url, api_key=None)) as m:
-        m.add("hello", user_id="u")
+        m.add("hello", user_id="u", infer=False)
     assert openai_server.requests()[0].header("authorization") == "Bearer sk-from-env"
 
 
@@ -214,10 +214,10 @@ def test_unknown_model_needs_embedding_dims(tmp_path, openai_server):
 
 def test_server_error_raises_and_stores_nothing(tmp_path, openai_server):
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=1)) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         openai_server.route(EMBEDDINGS, Reply.error(500, "the model crashed", headers=FAST_RETRY))
         with pytest.raises(EmbeddingError, match="500.*the model crashed"):
-            m.add(["I work at a bank", "My dog is called Rex"], user_id="u")
+            m.add(["I work at a bank", "My dog is called Rex"], user_id="u", infer=False)
         assert len(openai_server.requests(EMBEDDINGS)) == 3  # 1 good + 1 failed + 1 retry
         assert m.info()["memories"] == 1
         assert texts_of(m.get_all(user_id="u")) == ["I love pizza"]
@@ -229,7 +229,7 @@ def test_connection_dropped(tmp_path, openai_server):
     openai_server.route(EMBEDDINGS, Reply(drop=True))
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=0)) as m:
         with pytest.raises(EmbeddingError, match="Connection error"):
-            m.add("I love pizza", user_id="u")
+            m.add("I love pizza", user_id="u", infer=False)
         assert m.info()["memories"] == 0
 
 
@@ -237,7 +237,7 @@ def test_wrong_dimension_vectors(tmp_path, openai_server, embedder):
     openai_server.route(EMBEDDINGS, EmbeddingsHandler(lambda t: embedder.embed(t, "document"), truncate_to=383))
     with Memory(openai_config(tmp_path, openai_server.base_url)) as m:
         with pytest.raises(EmbeddingError, match=r"returned shape \(2, 383\); expected \(2, 384\)"):
-            m.add(["I love pizza", "I work at a bank"], user_id="u")
+            m.add(["I love pizza", "I work at a bank"], user_id="u", infer=False)
         assert m.info()["memories"] == 0
 
 
@@ -245,7 +245,7 @@ def test_fewer_vectors_than_texts(tmp_path, openai_server, embedder):
     openai_server.route(EMBEDDINGS, EmbeddingsHandler(lambda t: embedder.embed(t, "document"), drop_items=1))
     with Memory(openai_config(tmp_path, openai_server.base_url, batch_size=2)) as m:
         with pytest.raises(EmbeddingError, match="returned 1 embeddings for 2 texts"):
-            m.add(["I love pizza", "I work at a bank", "My dog is called Rex"], user_id="u")
+            m.add(["I love pizza", "I work at a bank", "My dog is called Rex"], user_id="u", infer=False)
         assert m.info()["memories"] == 0
 
 
@@ -255,17 +255,17 @@ def test_slow_server_times_out(tmp_path, openai_server, embedder):
     with Memory(openai_config(tmp_path, openai_server.base_url, timeout=0.5, max_retries=0)) as m:
         start = time.monotonic()
         with pytest.raises(EmbeddingError, match="timed out"):
-            m.add("I love pizza", user_id="u")
+            m.add("I love pizza", user_id="u", infer=False)
         assert time.monotonic() - start < 2.5
         assert m.info()["memories"] == 0
-        m.add("I love pizza", user_id="u")  # the next (prompt) answer works
+        m.add("I love pizza", user_id="u", infer=False)  # the next (prompt) answer works
         assert m.info()["memories"] == 1
 
 
 def test_rate_limit_then_success_is_retried(tmp_path, openai_server):
     openai_server.script(EMBEDDINGS, [Reply.error(429, "rate limited", type="rate_limit_exceeded", headers=FAST_RETRY)])
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=2)) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         assert m.info()["memories"] == 1
     first, second = openai_server.requests(EMBEDDINGS)
     assert first.json == second.json
@@ -277,7 +277,7 @@ def test_rate_limit_with_no_retries_left(tmp_path, openai_server):
     openai_server.script(EMBEDDINGS, [Reply.error(429, "rate limited", headers=FAST_RETRY)] * 2)
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=1)) as m:
         with pytest.raises(EmbeddingError, match="429"):
-            m.add("I love pizza", user_id="u")
+            m.add("I love pizza", user_id="u", infer=False)
         assert m.info()["memories"] == 0
 
 
@@ -321,7 +321,7 @@ def test_malformed_success_answers_are_embedding_errors(tmp_path, openai_server,
     openai_server.route(EMBEDDINGS, answer(embedder))
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=0)) as m:
         with pytest.raises(EmbeddingError):
-            m.add(["I love pizza", "I work at a bank"], user_id="u")
+            m.add(["I love pizza", "I work at a bank"], user_id="u", infer=False)
 
 
 # -- the query cache ----------------------------------------------------------------
@@ -329,7 +329,7 @@ def test_malformed_success_answers_are_embedding_errors(tmp_path, openai_server,
 
 def test_repeated_query_text_is_embedded_once(tmp_path, openai_server):
     with Memory(openai_config(tmp_path, openai_server.base_url)) as m:
-        m.add(["I love pizza", "I work at a bank"], user_id="u")
+        m.add(["I love pizza", "I work at a bank"], user_id="u", infer=False)
         openai_server.clear_requests()
 
         first = m.search("favourite food", user_id="u")
@@ -347,7 +347,7 @@ def test_repeated_query_text_is_embedded_once(tmp_path, openai_server):
 
 def test_query_cache_can_be_turned_off(tmp_path, openai_server):
     with Memory({**openai_config(tmp_path, openai_server.base_url), "query_cache_size": 0}) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         for _ in range(3):
             m.search("favourite food", user_id="u")
     assert len(openai_server.requests(EMBEDDINGS)) == 4
@@ -355,7 +355,7 @@ def test_query_cache_can_be_turned_off(tmp_path, openai_server):
 
 def test_failed_query_is_not_cached(tmp_path, openai_server):
     with Memory(openai_config(tmp_path, openai_server.base_url, max_retries=0)) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         openai_server.script(EMBEDDINGS, [Reply.error(503, "warming up")])
         with pytest.raises(EmbeddingError, match="503"):
             m.search("favourite food", user_id="u")
@@ -369,7 +369,7 @@ def test_failed_query_is_not_cached(tmp_path, openai_server):
 def test_text_embedding_3_with_embedding_dims_sends_dimensions(tmp_path, openai_server):
     with Memory(openai_config(tmp_path, openai_server.base_url, model="text-embedding-3-small")) as m:
         assert m.info()["dims"] == 384
-        m.add(["I love pizza", "I work at a bank"], user_id="u")
+        m.add(["I love pizza", "I work at a bank"], user_id="u", infer=False)
         assert texts_of(m.search("favourite food", user_id="u"))[0] == "I love pizza"
     assert [r.json["dimensions"] for r in openai_server.requests(EMBEDDINGS)] == [384, 384]
     assert {r.json["model"] for r in openai_server.requests(EMBEDDINGS)} == {"text-embedding-3-small"}
@@ -380,7 +380,7 @@ def test_text_embedding_3_shortened_vectors(tmp_path, openai_server):
     config = openai_config(tmp_path, openai_server.base_url, model="text-embedding-3-large", embedding_dims=256)
     with Memory(config) as m:
         assert m.info()["dims"] == 256
-        m.add(["I love pizza", "I work at a bank"], user_id="u")
+        m.add(["I love pizza", "I work at a bank"], user_id="u", infer=False)
         assert texts_of(m.search("favourite food", user_id="u"))[0] == "I love pizza"
     assert [r.json["dimensions"] for r in openai_server.requests(EMBEDDINGS)] == [256, 256]
 
@@ -393,7 +393,7 @@ def test_text_embedding_3_shortened_vectors(tmp_path, openai_server):
 ])
 def test_other_models_never_send_dimensions(tmp_path, openai_server, provider, model):
     with Memory(openai_config(tmp_path, openai_server.base_url, provider=provider, model=model)) as m:
-        m.add("I love pizza", user_id="u")
+        m.add("I love pizza", user_id="u", infer=False)
         m.search("food", user_id="u")
     requests = openai_server.requests(EMBEDDINGS)
     assert len(requests) == 2
@@ -407,6 +407,6 @@ def test_text_embedding_3_without_embedding_dims_sends_none(tmp_path, openai_ser
     with Memory(config) as m:
         assert m.info()["dims"] == 1536
         with pytest.raises(EmbeddingError, match=r"shape \(1, 384\); expected \(1, 1536\)"):
-            m.add("I love pizza", user_id="u")
+            m.add("I love pizza", user_id="u", infer=False)
     (request,) = openai_server.requests(EMBEDDINGS)
     assert "dimensions" not in request.json

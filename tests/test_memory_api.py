@@ -13,16 +13,15 @@ def iso_aware(value: str) -> bool:
 
 
 def test_add_accepts_string_dict_and_list(memory):
-    assert [r["event"] for r in memory.add("I like tea", user_id="u")["results"]] == ["ADD"]
-    assert len(memory.add({"role": "user", "content": "I like coffee"}, user_id="u")["results"]) == 1
+    assert [r["event"] for r in memory.add("I like tea", user_id="u", infer=False)["results"]] == ["ADD"]
+    assert len(memory.add({"role": "user", "content": "I like coffee"}, user_id="u", infer=False)["results"]) == 1
     result = memory.add(
         [
             {"role": "system", "content": "You are helpful"},
             {"role": "user", "content": "I live in Oslo", "name": "ana"},
             {"role": "assistant", "content": "Oslo is lovely"},
         ],
-        user_id="u",
-    )
+        user_id="u", infer=False)
     assert [r["memory"] for r in result["results"]] == ["I live in Oslo", "Oslo is lovely"]  # system skipped
     assert set(result["results"][0]) == {"id", "memory", "event"}
     items = {i["memory"]: i for i in memory.get_all(user_id="u")["results"]}
@@ -31,7 +30,7 @@ def test_add_accepts_string_dict_and_list(memory):
 
 
 def test_memory_item_shape(memory):
-    added = memory.add("I like tea", user_id="u", agent_id="bot", run_id="r1", metadata={"category": "drink"})
+    added = memory.add("I like tea", user_id="u", agent_id="bot", run_id="r1", metadata={"category": "drink"}, infer=False)
     item = memory.get(added["results"][0]["id"])
     MemoryItem.model_validate(item)
     assert item["memory"] == "I like tea"
@@ -43,7 +42,7 @@ def test_memory_item_shape(memory):
 
 
 def test_metadata_actor_and_role_are_promoted(memory):
-    added = memory.add("noted", user_id="u", metadata={"actor_id": "planner", "role": "assistant", "k": 1})
+    added = memory.add("noted", user_id="u", metadata={"actor_id": "planner", "role": "assistant", "k": 1}, infer=False)
     item = memory.get(added["results"][0]["id"])
     assert item["actor_id"] == "planner" and item["role"] == "assistant"
     assert item["metadata"] == {"k": 1}
@@ -54,7 +53,7 @@ def test_get_unknown_is_none(memory):
 
 
 def test_search_ranks_by_cosine_and_respects_limit_and_threshold(memory):
-    memory.add(["I adore Italian pizza", "My car is a red Volvo", "Sushi is my favourite dinner"], user_id="u")
+    memory.add(["I adore Italian pizza", "My car is a red Volvo", "Sushi is my favourite dinner"], user_id="u", infer=False)
     results = memory.search("what food do I like?", user_id="u")["results"]
     assert [r["memory"] for r in results][-1] == "My car is a red Volvo"
     scores = [r["score"] for r in results]
@@ -71,16 +70,16 @@ def test_search_ranks_by_cosine_and_respects_limit_and_threshold(memory):
 def test_search_score_is_cosine_similarity(memory, embedder):
     import numpy as np
 
-    memory.add("The quick brown fox", user_id="u")
+    memory.add("The quick brown fox", user_id="u", infer=False)
     score = memory.search("a fast fox", user_id="u")["results"][0]["score"]
     a, b = embedder.embed(["The quick brown fox", "a fast fox"], "document")
     assert score == pytest.approx(float(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b)), abs=1e-5)
 
 
 def test_scopes_are_isolated_and_combine_with_and(memory):
-    memory.add("alice likes tea", user_id="alice")
-    memory.add("bob likes tea", user_id="bob")
-    memory.add("alice with bot", user_id="alice", agent_id="bot")
+    memory.add("alice likes tea", user_id="alice", infer=False)
+    memory.add("bob likes tea", user_id="bob", infer=False)
+    memory.add("alice with bot", user_id="alice", agent_id="bot", infer=False)
     assert {r["memory"] for r in memory.search("tea", user_id="bob")["results"]} == {"bob likes tea"}
     assert {r["memory"] for r in memory.get_all(user_id="alice", agent_id="bot")["results"]} == {"alice with bot"}
     assert len(memory.get_all(filters={"user_id": "alice"})["results"]) == 2  # v2 style
@@ -89,14 +88,14 @@ def test_scopes_are_isolated_and_combine_with_and(memory):
 
 def test_get_all_newest_first_and_limit(memory):
     for text in ("first", "second", "third"):
-        memory.add(text, user_id="u")
+        memory.add(text, user_id="u", infer=False)
     assert [r["memory"] for r in memory.get_all(user_id="u")["results"]] == ["third", "second", "first"]
     assert [r["memory"] for r in memory.get_all(user_id="u", limit=2)["results"]] == ["third", "second"]
 
 
 def test_update_text_reembeds_and_keeps_id(memory):
-    mid = memory.add("I live in Paris", user_id="u")["results"][0]["id"]
-    memory.add("My dog is called Rex", user_id="u")
+    mid = memory.add("I live in Paris", user_id="u", infer=False)["results"][0]["id"]
+    memory.add("My dog is called Rex", user_id="u", infer=False)
     updated = memory.update(mid, text="I moved to Tokyo, Japan")
     assert updated["id"] == mid and updated["memory"] == "I moved to Tokyo, Japan"
     assert updated["updated_at"] > updated["created_at"]
@@ -105,7 +104,7 @@ def test_update_text_reembeds_and_keeps_id(memory):
 
 
 def test_update_metadata_only(memory):
-    mid = memory.add("tea", user_id="u", metadata={"a": 1})["results"][0]["id"]
+    mid = memory.add("tea", user_id="u", metadata={"a": 1}, infer=False)["results"][0]["id"]
     updated = memory.update(mid, metadata={"b": 2})
     assert updated["metadata"] == {"b": 2} and updated["memory"] == "tea"
     assert memory.get_all(user_id="u", filters={"b": 2})["results"][0]["id"] == mid
@@ -121,7 +120,7 @@ def test_update_and_delete_unknown_id(memory):
 
 
 def test_delete_and_history_outlives_the_memory(memory):
-    mid = memory.add("I like tea", user_id="u", metadata={"actor_id": "ana"})["results"][0]["id"]
+    mid = memory.add("I like tea", user_id="u", metadata={"actor_id": "ana"}, infer=False)["results"][0]["id"]
     memory.update(mid, text="I like green tea")
     assert memory.delete(mid) == {"message": "Memory deleted successfully!"}
     assert memory.get(mid) is None
@@ -139,9 +138,9 @@ def test_delete_and_history_outlives_the_memory(memory):
 
 
 def test_delete_all_only_touches_the_scope(memory):
-    memory.add(["a", "b"], user_id="alice")
-    keep = memory.add("c", user_id="bob")["results"][0]["id"]
-    mixed = memory.add("d", user_id="alice", agent_id="bot")["results"][0]["id"]
+    memory.add(["a", "b"], user_id="alice", infer=False)
+    keep = memory.add("c", user_id="bob", infer=False)["results"][0]["id"]
+    mixed = memory.add("d", user_id="alice", agent_id="bot", infer=False)["results"][0]["id"]
     assert memory.delete_all(user_id="alice", agent_id="bot")["deleted"] == 1
     assert memory.get(mixed) is None
     assert memory.delete_all(user_id="alice") == {"message": "Memories deleted successfully!", "deleted": 2}
@@ -151,23 +150,23 @@ def test_delete_all_only_touches_the_scope(memory):
 
 
 def test_delete_all_with_filters(memory):
-    memory.add("a", user_id="u", metadata={"tmp": True})
-    memory.add("b", user_id="u")
+    memory.add("a", user_id="u", metadata={"tmp": True}, infer=False)
+    memory.add("b", user_id="u", infer=False)
     assert memory.delete_all(user_id="u", filters={"tmp": True})["deleted"] == 1
     assert [r["memory"] for r in memory.get_all(user_id="u")["results"]] == ["b"]
 
 
 def test_reset_erases_everything_and_store_stays_usable(memory):
-    mid = memory.add("x", user_id="u")["results"][0]["id"]
+    mid = memory.add("x", user_id="u", infer=False)["results"][0]["id"]
     memory.reset()
     assert memory.get(mid) is None and memory.history(mid) == []
     assert memory.info()["memories"] == 0
-    memory.add("y", user_id="u")
+    memory.add("y", user_id="u", infer=False)
     assert len(memory.search("y", user_id="u")["results"]) == 1
 
 
 def test_unicode_and_chinese_round_trip(memory):
-    mid = memory.add("我喜欢吃火锅", user_id="用户1", metadata={"城市": "成都"})["results"][0]["id"]
+    mid = memory.add("我喜欢吃火锅", user_id="用户1", metadata={"城市": "成都"}, infer=False)["results"][0]["id"]
     item = memory.get(mid)
     assert item["memory"] == "我喜欢吃火锅" and item["user_id"] == "用户1" and item["metadata"] == {"城市": "成都"}
     assert memory.get_all(user_id="用户1", filters={"城市": "成都"})["results"][0]["id"] == mid
@@ -175,17 +174,17 @@ def test_unicode_and_chinese_round_trip(memory):
 
 def test_content_parts_are_joined(memory):
     result = memory.add({"role": "user", "content": [{"type": "text", "text": "part one"},
-                                                     {"type": "text", "text": "part two"}]}, user_id="u")
+                                                     {"type": "text", "text": "part two"}]}, user_id="u", infer=False)
     assert result["results"][0]["memory"] == "part one\npart two"
 
 
 def test_unscoped_wildcard_search_spans_users(memory):
-    memory.add("alice likes tea", user_id="alice")
-    memory.add("bob likes tea", user_id="bob")
+    memory.add("alice likes tea", user_id="alice", infer=False)
+    memory.add("bob likes tea", user_id="bob", infer=False)
     results = memory.search("tea", filters={"user_id": "*"})["results"]
     assert {r["user_id"] for r in results} == {"alice", "bob"}
     # the in-memory matrix sees writes made after it was built
-    memory.add("carol likes tea", user_id="carol")
+    memory.add("carol likes tea", user_id="carol", infer=False)
     assert len(memory.search("tea", filters={"user_id": "*"})["results"]) == 3
     memory.delete_all(user_id="bob")
     assert {r["user_id"] for r in memory.search("tea", filters={"user_id": "*"})["results"]} == {"alice", "carol"}
@@ -197,6 +196,6 @@ def test_context_manager_closes(db_path, embedder):
     from conftest import sqlite_config
 
     with Memory(sqlite_config(db_path), embedder=embedder) as m:
-        m.add("x", user_id="u")
+        m.add("x", user_id="u", infer=False)
     with pytest.raises(StoreError, match="closed"):
         m.get_all(user_id="u")

@@ -14,7 +14,7 @@ def test_broad_search_widens_until_the_filter_is_satisfied(memory):
 def test_scoped_and_broad_paths_rank_identically(memory):
     texts = ["I play tennis on Sundays", "My sister lives in Rome", "I am allergic to cats",
              "Pasta is my comfort food", "I work night shifts"]
-    memory.add(texts, user_id="only")
+    memory.add(texts, user_id="only", infer=False)
     scoped = memory.search("what sport do I do?", user_id="only")["results"]
     broad = memory.search("what sport do I do?", filters={"user_id": "*"})["results"]
     assert [(r["id"], round(r["score"], 6)) for r in scoped] == [(r["id"], round(r["score"], 6)) for r in broad]
@@ -22,8 +22,8 @@ def test_scoped_and_broad_paths_rank_identically(memory):
 
 
 def test_in_scope_uses_the_scoped_path(memory):
-    memory.add("tea", user_id="a")
-    memory.add("coffee", user_id="b")
-    memory.add("juice", user_id="c")
+    memory.add("tea", user_id="a", infer=False)
+    memory.add("coffee", user_id="b", infer=False)
+    memory.add("juice", user_id="c", infer=False)
     results = memory.search("drink", filters={"user_id": {"in": ["a", "b"]}})["results"]
     assert {r["memory"] for r in results} == {"tea", "coffee"}

@@ -82,21 +82,47 @@ def main_options(
 
 @command()
 def add(
-    text: list[str] = typer.Argument(..., help="one memory per argument"),
+    text: list[str] = typer.Argument(..., help="messages (one per argument)"),
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
     role: str = typer.Option("user", help="message role"),
     metadata: Optional[str] = typer.Option(None, "--metadata", "-m", help="metadata as a JSON object"),
+    infer: bool = typer.Option(True, "--infer/--no-infer",
+                               help="extract and reconcile facts (default), or store each message verbatim"),
+    memory_type: Optional[str] = typer.Option(None, "--type", help="fact | preference | event | profile | procedural"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Store text verbatim as memories."""
+    """Remember messages: extract facts and reconcile them with what is known (or store verbatim)."""
     with _memory() as memory:
         result = memory.add([{"role": role, "content": t} for t in text], user_id=user, agent_id=agent, run_id=run,
-                            metadata=_json_arg(metadata, "--metadata"))
+                            metadata=_json_arg(metadata, "--metadata"), infer=infer, memory_type=memory_type)
     if as_json:
         _print_json(result)
-    else:
-        for item in result["results"]:
-            console.print(f"[green]{item['event']}[/green] {item['id']}  {item['memory']}")
+        return
+    if result["status"] != "ok":
+        errors.print(f"[yellow]memory formation failed:[/yellow] {escape(result.get('reason', ''))} "
+                     "(the messages are stored; see `memlane messages`)")
+    colour = {"ADD": "green", "UPDATE": "yellow", "DELETE": "red", "NONE": "dim"}
+    for item in result["results"] + result["unchanged"]:
+        before = f"  [dim](was: {escape(item['previous_memory'])})[/dim]" if item.get("previous_memory") else ""
+        console.print(f"[{colour[item['event']]}]{item['event']:6}[/] {item['id']}  {escape(item['memory'])}{before}")
+    if not result["results"] and not result["unchanged"]:
+        console.print("[dim]nothing worth remembering[/dim]")
+
+
+@command()
+def messages(
+    user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
+    limit: int = typer.Option(100, "--limit", "-n"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """The raw messages stored for a scope, oldest first."""
+    with _memory() as memory:
+        stored = memory.get_messages(user_id=user, agent_id=agent, run_id=run, limit=limit)
+    if as_json:
+        _print_json(stored)
+        return
+    for m in stored:
+        console.print(f"[dim]{m['created_at'][:19]}[/dim] [bold]{m['role']}[/bold]: {escape(m['content'])}")
 
 
 @command()

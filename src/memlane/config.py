@@ -49,13 +49,23 @@ class LimitsConfig(BaseModel):
         return Limits(**self.model_dump())
 
 
+class FormationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: similar active memories looked up per fact
+    top_k: int = Field(5, ge=1, le=100)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector_store: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="sqlite"))
     embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="local"))
-    #: Accepted in mem0 configs; memory formation (fact extraction) uses it.
+    #: The LLM of memory formation. Without one, the offline engine forms memories.
     llm: Optional[ProviderSpec] = None
+    custom_fact_extraction_prompt: Optional[str] = None
+    custom_update_memory_prompt: Optional[str] = None
+    formation: FormationConfig = Field(default_factory=FormationConfig)
     #: mem0 kept history in a second SQLite file. memlane keeps it in the store
     #: itself (so every write is atomic); used as the store file when
     #: vector_store names no path.

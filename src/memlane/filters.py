@@ -34,8 +34,9 @@ LOGIC = ("AND", "OR", "NOT")
 LOGIC_ALIASES = {"$and": "AND", "$or": "OR", "$not": "NOT"}
 
 SCOPE_COLUMNS = ("user_id", "agent_id", "run_id")
-TIME_COLUMNS = ("created_at", "updated_at")
-MEMORY_COLUMNS = ("id", "memory", "hash", *SCOPE_COLUMNS, "actor_id", "role", *TIME_COLUMNS)
+TIME_COLUMNS = ("created_at", "updated_at", "valid_to")
+MEMORY_COLUMNS = ("id", "memory", "hash", *SCOPE_COLUMNS, "actor_id", "role", "memory_type", *TIME_COLUMNS)
+MESSAGE_COLUMNS = ("id", *SCOPE_COLUMNS, "role", "name", "content", "created_at")
 
 #: Operators the AST carries beyond the user-facing ones.
 #: ``exists``: field present; ``json_contains`` / ``json_contained_by``: jsonb ``@>`` / ``<@``.

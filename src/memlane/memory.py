@@ -14,14 +14,33 @@ import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
+
 from memlane import config as config_mod
+from memlane import filters as flt
 from memlane import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
-from memlane.models import MemoryRecord
+from memlane.ingest import create_engine
+from memlane.ingest.plan import Context, plan
+from memlane.ingest.types import Candidates, Engine, FormationFailed
+from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
+
+_ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)
+
+
+def _validity(include_invalid: bool, as_of: str | datetime | date | None) -> flt.Node:
+    """Which memories a read sees: active ones, all of them, or those valid at ``as_of``."""
+    if as_of is not None:
+        moment = validation.moment(as_of, "as_of")
+        return flt.conjoin(
+            flt.Compare(flt.Field(column="created_at"), "lte", moment),
+            flt.Or((_ACTIVE, flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
+        )
+    return flt.MATCH_ALL if include_invalid else _ACTIVE
 
 
 def text_hash(text: str) -> str:
@@ -43,6 +62,8 @@ class NewMemory:
     id: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    memory_type: str | None = None
+    source_message_ids: list[str] = field(default_factory=list)
 
 
 class Memory:
@@ -55,10 +76,12 @@ class Memory:
         *,
         embedder: Embedder | None = None,
         store: Store | None = None,
+        engine: Engine | None = None,
     ):
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
+        self.engine = engine or create_engine(self.config)
         self.store = store or create_store(self.config, self.embeddings.dims)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
 
@@ -70,28 +93,90 @@ class Memory:
 
     def add(
         self,
-        messages: str | Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        messages: str | Mapping[str, Any] | Sequence[Mapping[str, Any] | str],
         *,
         user_id: str | None = None,
         agent_id: str | None = None,
         run_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        infer: bool = True,
+        memory_type: str | None = None,
     ) -> dict[str, Any]:
-        """Store each message verbatim as one memory (system messages are skipped, as in mem0).
+        """Remember a conversation.
 
-        Returns ``{"results": [{"id", "memory", "event": "ADD"}, ...]}``.
+        The messages are always kept verbatim first (``get_messages``). With
+        ``infer=True`` facts are extracted and reconciled with what the scope
+        already holds: ADD, UPDATE (same id, old text in history), DELETE
+        (invalidated, not erased) or NONE. With ``infer=False`` each message is
+        stored as one memory (system messages are skipped, as in mem0).
+        ``memory_type="procedural"`` (needs ``agent_id``) summarises the
+        messages as one memory of the agent.
+
+        Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
+        "status": "ok" | "failed", "reason"?, "facts", "unchanged", "message_ids"}``;
+        ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed.
         """
         ids = scope.scope_ids(user_id, agent_id, run_id)
         scope.require_ids(ids)
+        if not isinstance(infer, bool):
+            raise InvalidInputError(f"infer must be true or false, got {infer!r}", field="infer")
+        memory_type = validation.choice(memory_type, MEMORY_TYPES, "memory_type")
+        if memory_type == "procedural" and "agent_id" not in ids:
+            raise InvalidInputError("procedural memories belong to an agent: give agent_id", field="agent_id")
         stored_metadata, promoted = validation.metadata(metadata, self.limits)
-        drafts = [
-            NewMemory(text=message.content, actor_id=promoted.get("actor_id", message.name),
-                      role=promoted.get("role", message.role), metadata=stored_metadata, **ids)
-            for message in validation.messages(messages, self.limits)
-            if message.role != "system"
-        ]
+        received = validation.messages(messages, self.limits)
+        now = timeutil.now_iso()
+        kept = [MessageRecord(id=str(uuid.uuid4()), role=m.role, content=m.content, created_at=now, name=m.name, **ids)
+                for m in received]
+        self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
+        message_ids = [m.id for m in kept]
+        outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
+
+        if memory_type == "procedural":
+            try:
+                summary = self.engine.summarize_procedure(received)
+            except FormationFailed as exc:
+                return {**outcome, "status": "failed", "reason": str(exc)}
+            drafts = [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
+                                memory_type="procedural", metadata=stored_metadata, source_message_ids=message_ids,
+                                role="assistant", actor_id=promoted.get("actor_id"), **ids)]
+        elif not infer:
+            drafts = [
+                NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
+                          metadata=stored_metadata, memory_type=memory_type, source_message_ids=[kept[i].id], **ids)
+                for i, m in enumerate(received) if m.role != "system"
+            ]
+        else:
+            return self._form(received, ids, stored_metadata, promoted, memory_type, message_ids, outcome)
         records = self.insert(drafts)
-        return {"results": [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]}
+        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
+        return outcome
+
+    def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
+              memory_type: str | None, message_ids: list[str], outcome: dict[str, Any]) -> dict[str, Any]:
+        """Extract facts, find the memories near them, decide, and apply every decision in one transaction."""
+        try:
+            facts = self.engine.extract(received, agent_facts="agent_id" in ids and "user_id" not in ids)
+            outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
+            if not facts:
+                return outcome
+            vectors = self.embeddings.documents([f.text for f in facts])
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), _ACTIVE)
+            memories, similarity = self.store.similar(vectors, where, self.config.formation.top_k)
+            candidates = Candidates(memories, similarity)
+            decisions = self.engine.reconcile(facts, candidates)
+        except FormationFailed as exc:
+            return {**outcome, "status": "failed", "reason": str(exc)}
+        speaker = next((m for m in received if m.role == "user"), received[0])
+        context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
+                          actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
+                          memory_type=memory_type)
+        outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
+        self.store.apply(outcome_plan.changes)
+        outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged)
+        if outcome_plan.skipped:
+            outcome["skipped"] = outcome_plan.skipped
+        return outcome
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = ()) -> list[MemoryRecord]:
         """Embed and store already validated memories in one transaction (bulk paths: add, import).
@@ -107,7 +192,7 @@ class Memory:
                 id=d.id or str(uuid.uuid4()), text=d.text, hash=text_hash(d.text),
                 created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
                 user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
-                metadata=d.metadata, vector=vector,
+                metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
             )
             for d, vector in zip(drafts, matrix)
         ]
@@ -147,10 +232,18 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
+        purge: bool = False,
     ) -> dict[str, Any]:
-        """Delete every memory in the scope (history is kept)."""
-        where = scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters)
-        deleted = self.store.delete_matching(where)
+        """Delete every memory in the scope; history is kept. ``purge=True`` also erases the
+        scope's history and stored messages (the right to be forgotten)."""
+        ids = scope.scope_ids(user_id, agent_id, run_id)
+        if purge:
+            scope.require_ids(ids)
+            if filters:
+                raise InvalidInputError("purge erases a whole scope; it takes no filters", field="filters")
+            deleted = self.store.purge(scope.scoped_filter(ids, None))
+            return {"message": "Memories, history and messages purged successfully!", "deleted": deleted}
+        deleted = self.store.delete_matching(scope.scoped_filter(ids, filters))
         return {"message": "Memories deleted successfully!", "deleted": deleted}
 
     def reset(self) -> None:
@@ -173,11 +266,16 @@ class Memory:
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
         limit: int = 100,
+        include_invalid: bool = False,
+        as_of: str | datetime | date | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """Memories in the scope, newest first."""
-        where = scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters)
+        """Memories in the scope, newest first. Invalidated memories are left out unless
+        ``include_invalid``; ``as_of`` shows what was valid (and its text) at that moment."""
+        where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
+                            _validity(include_invalid, as_of))
         limit = validation.limit(limit, self.limits)
-        return {"results": [record.to_item() for record in self.store.list(where, limit)]}
+        records = self._as_of(self.store.list(where, limit), as_of)
+        return {"results": [record.to_item() for record in records]}
 
     def search(
         self,
@@ -189,19 +287,53 @@ class Memory:
         filters: Mapping[str, Any] | None = None,
         limit: int = 100,
         threshold: float | None = None,
+        include_invalid: bool = False,
+        as_of: str | datetime | date | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """Memories in the scope by semantic similarity, best first.
 
         ``score`` is the cosine similarity of query and memory, in [-1, 1]
         (in practice 0 to 1 for the default model); ``threshold`` keeps results
-        with ``score >= threshold``.
+        with ``score >= threshold``. Validity works as in ``get_all`` (ranking uses
+        each memory's current text).
         """
         query = validation.text(query, "query", self.limits)
         limit = validation.limit(limit, self.limits)
         threshold = validation.threshold(threshold)
-        where = scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters)
+        where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
+                            _validity(include_invalid, as_of))
         hits = self.store.search(self.embeddings.query(query), where, limit, threshold)
-        return {"results": [record.to_item(score) for record, score in hits]}
+        records = self._as_of([record for record, _ in hits], as_of)
+        return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
+
+    def _as_of(self, records: list[MemoryRecord], as_of: str | datetime | date | None) -> list[MemoryRecord]:
+        """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""
+        if as_of is None:
+            return records
+        moment = validation.moment(as_of, "as_of")
+        for record in records:
+            if record.updated_at > moment:
+                versions = [e for e in self.store.history(record.id) if e.created_at <= moment and e.new_memory]
+                if versions:
+                    record.text = versions[-1].new_memory
+                    record.hash = text_hash(record.text)
+                if record.valid_to and record.valid_to > moment:
+                    record.valid_to = record.invalid_reason = record.superseded_by = None
+        return records
+
+    def get_messages(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]:
+        """The latest ``limit`` messages stored for the scope, oldest first."""
+        ids = scope.scope_ids(user_id, agent_id, run_id)
+        scope.require_ids(ids)
+        limit = validation.limit(limit, self.limits)
+        return [m.to_dict() for m in self.store.messages(scope.scoped_filter(ids, None), limit)]
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every ADD / UPDATE / DELETE of the memory, oldest first (also after deletion)."""
@@ -281,6 +413,7 @@ class AsyncMemory:
 
     add = _offload("add")
     insert = _offload("insert")
+    get_messages = _offload("get_messages")
     get = _offload("get")
     get_all = _offload("get_all")
     search = _offload("search")

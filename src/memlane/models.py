@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 #: Keys lifted from the payload to the top level of a MemoryItem (mem0's promoted keys).
 PROMOTED_KEYS = ("user_id", "agent_id", "run_id", "actor_id", "role")
+#: memlane's own fields, shown when set: the type, validity (an invalidated memory
+#: has ``valid_to``) and provenance (ids of the messages it came from).
+EXTRA_KEYS = ("memory_type", "valid_to", "invalid_reason", "superseded_by", "source_message_ids")
+MEMORY_TYPES = ("fact", "preference", "event", "profile", "procedural")
 
 
 @dataclass(slots=True)
@@ -30,10 +34,15 @@ class MemoryRecord:
     actor_id: str | None = None
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    memory_type: str | None = None
+    valid_to: str | None = None
+    invalid_reason: str | None = None
+    superseded_by: str | None = None
+    source_message_ids: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None
 
     def to_item(self, score: float | None = None) -> dict[str, Any]:
-        """The mem0 ``MemoryItem`` dict; promoted keys appear only when set."""
+        """The mem0 ``MemoryItem`` dict; promoted keys and memlane's extra fields appear only when set."""
         item: dict[str, Any] = {
             "id": self.id,
             "memory": self.text,
@@ -43,10 +52,10 @@ class MemoryRecord:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
-        for key in PROMOTED_KEYS:
+        for key in (*PROMOTED_KEYS, *EXTRA_KEYS):
             value = getattr(self, key)
-            if value is not None:
-                item[key] = value
+            if value:
+                item[key] = list(value) if isinstance(value, list) else value
         return item
 
 
@@ -63,6 +72,7 @@ class HistoryRecord:
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,7 +87,27 @@ class HistoryRecord:
             "user_id": self.user_id,
             "agent_id": self.agent_id,
             "run_id": self.run_id,
+            "reason": self.reason,
         }
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    """A message as ``add`` received it, kept verbatim whatever happens next."""
+
+    id: str
+    role: str
+    content: str
+    created_at: str
+    name: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "role": self.role, "content": self.content, "name": self.name,
+                "created_at": self.created_at, "user_id": self.user_id, "agent_id": self.agent_id,
+                "run_id": self.run_id}
 
 
 class Message(BaseModel):
@@ -105,6 +135,11 @@ class MemoryItem(BaseModel):
     run_id: Optional[str] = None
     actor_id: Optional[str] = None
     role: Optional[str] = None
+    memory_type: Optional[Literal["fact", "preference", "event", "profile", "procedural"]] = None
+    valid_to: Optional[str] = None
+    invalid_reason: Optional[str] = None
+    superseded_by: Optional[str] = None
+    source_message_ids: Optional[list[str]] = None
 
 
 class HistoryEvent(BaseModel):
@@ -121,3 +156,4 @@ class HistoryEvent(BaseModel):
     user_id: Optional[str] = None
     agent_id: Optional[str] = None
     run_id: Optional[str] = None
+    reason: Optional[str] = None

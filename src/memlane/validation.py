@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memlane import timeutil
 from memlane.errors import InvalidInputError
 from memlane.models import Message
 
@@ -102,6 +103,22 @@ def identifier_text(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
         raise InvalidInputError(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters", field=field)
     return value
+
+
+def choice(value: Any, allowed: tuple[str, ...], field: str) -> str | None:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise InvalidInputError(f"{field} must be one of {', '.join(allowed)}, got {value!r}", field=field)
+    return value
+
+
+def moment(value: Any, field: str) -> str:
+    """A point in time: ISO-8601 text, datetime or date (naive = UTC), in the stored form."""
+    try:
+        return timeutil.canonical(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{field} must be an ISO-8601 date or datetime, got {value!r}", field=field) from None
 
 
 def limit(value: Any, limits: Limits, field: str = "limit") -> int:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memlane.filters import Node
-from memlane.models import HistoryRecord, MemoryRecord
+from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 
 
 @dataclass(slots=True)
@@ -26,11 +26,25 @@ class Update:
     metadata: dict[str, Any] | None = None
     actor_id: str | None = None  # who made the change (recorded in history)
     role: str | None = None
+    reason: str | None = None
+    #: messages that led to this change, appended to the memory's provenance
+    source_message_ids: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class Delete:
     id: str
+    actor_id: str | None = None
+    role: str | None = None
+
+
+@dataclass(slots=True)
+class Invalidate:
+    """Mark a memory no longer valid (contradicted or retracted) without erasing it."""
+
+    id: str
+    reason: str
+    superseded_by: str | None = None
     actor_id: str | None = None
     role: str | None = None
 
@@ -42,7 +56,9 @@ class ChangeSet:
 
     inserts: list[MemoryRecord] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
+    invalidations: list[Invalidate] = field(default_factory=list)
     deletes: list[Delete] = field(default_factory=list)
+    messages: list[MessageRecord] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
 
 
@@ -69,6 +85,16 @@ class Store(Protocol):
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
         """Matching memories by cosine similarity to the unit vector ``query``, best first."""
+
+    def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
+        """The union of each query's ``k`` nearest matching memories, and the full
+        (queries × memories) cosine matrix between them (reconciliation input)."""
+
+    def messages(self, where: Node, limit: int) -> list[MessageRecord]:
+        """The latest ``limit`` stored messages matching ``where`` (scope columns only), oldest first."""
+
+    def purge(self, where: Node) -> int:
+        """Erase the memories, history and messages of a scope (``where``: scope columns only)."""
 
     def delete_matching(self, where: Node, *, actor_id: str | None = None, role: str | None = None) -> int: ...
 

@@ -24,23 +24,35 @@ import numpy as np
 
 from memlane import jsonmatch, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, SCOPE_COLUMNS, Compare, Node, conjuncts
-from memlane.models import HistoryRecord, MemoryRecord
-from memlane.store.base import ChangeSet, StoreInfo, Update
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
 from memlane.store.sqlite_schema import migrate
 
-_RECORD_COLUMNS = "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role, m.metadata"
-_HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id"
+_RECORD_COLUMNS = (
+    "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
+    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids"
+)
+_HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
+_MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
+_HISTORY_INSERT = (
+    "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id,"
+    " run_id, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
 
 _COMPILER = SqliteFilterCompiler(
-    columns={"memory": "m.text", **{c: f"m.{c}" for c in ("id", "hash", *SCOPE_COLUMNS, "actor_id", "role", "created_at", "updated_at")}},
+    columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
     documents={"metadata": "m.metadata"},
 )
+#: Scope-only conditions on the history and messages tables (purge, get_messages).
+_HISTORY_SCOPE = SqliteFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={})
+_MESSAGES = SqliteFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={})
 
 
 def _record(row: Sequence) -> MemoryRecord:
-    return MemoryRecord(*row[:10], metadata=json.loads(row[10]))
+    return MemoryRecord(*row[:10], metadata=json.loads(row[10]), memory_type=row[11], valid_to=row[12],
+                        invalid_reason=row[13], superseded_by=row[14], source_message_ids=json.loads(row[15]))
 
 
 def _is_scoped(where: Node) -> bool:
@@ -159,10 +171,18 @@ class SQLiteStore:
 
     def apply(self, changes: ChangeSet) -> None:
         with self._write() as con:
+            if changes.messages:
+                con.executemany(
+                    f"INSERT INTO messages({_MESSAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                    [(m.id, m.role, m.content, m.created_at, m.name, m.user_id, m.agent_id, m.run_id)
+                     for m in changes.messages],
+                )
             if changes.inserts:
                 self._insert(con, changes.inserts)
             for update in changes.updates:
                 self._update(con, update)
+            for invalidation in changes.invalidations:
+                self._invalidate(con, invalidation)
             for delete in changes.deletes:
                 self._delete(con, delete.id, delete.actor_id, delete.role)
             if changes.keys:
@@ -175,35 +195,50 @@ class SQLiteStore:
         try:
             con.executemany(
                 "INSERT INTO memories(id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
-                " role, metadata, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " role, metadata, memory_type, source_message_ids, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id, r.actor_id,
-                  r.role, json.dumps(r.metadata, ensure_ascii=False), r.vector.astype(dtype).tobytes())
+                  r.role, json.dumps(r.metadata, ensure_ascii=False), r.memory_type,
+                  json.dumps(r.source_message_ids), r.vector.astype(dtype).tobytes())
                  for r in records],
             )
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"could not insert memories: {exc}") from None
         con.executemany(
-            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
-            " agent_id, run_id) VALUES (?, 'ADD', NULL, ?, ?, ?, ?, ?, ?, ?)",
-            [(r.id, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id) for r in records],
+            _HISTORY_INSERT,
+            [(r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id, None)
+             for r in records],
         )
 
     def _update(self, con: sqlite3.Connection, u: Update) -> None:
-        row = con.execute("SELECT text, user_id, agent_id, run_id FROM memories WHERE id = ?", (u.id,)).fetchone()
+        row = con.execute("SELECT text, user_id, agent_id, run_id, source_message_ids FROM memories WHERE id = ?",
+                          (u.id,)).fetchone()
         if row is None:
             raise MemoryNotFoundError(u.id)
-        old_text = row[0]
+        old_text, sources = row[0], json.loads(row[4])
+        sources += [i for i in u.source_message_ids if i not in sources]
         con.execute(
             "UPDATE memories SET text = COALESCE(?, text), hash = COALESCE(?, hash), metadata = COALESCE(?, metadata),"
-            " vector = COALESCE(?, vector), updated_at = ? WHERE id = ?",
+            " vector = COALESCE(?, vector), updated_at = ?, source_message_ids = ? WHERE id = ?",
             (u.text, u.hash, None if u.metadata is None else json.dumps(u.metadata, ensure_ascii=False),
-             None if u.vector is None else vectors.to_blob(u.vector, self.dtype), u.updated_at, u.id),
+             None if u.vector is None else vectors.to_blob(u.vector, self.dtype), u.updated_at, json.dumps(sources),
+             u.id),
         )
+        row = row[:4]
         con.execute(
-            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
-            " agent_id, run_id) VALUES (?, 'UPDATE', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (u.id, old_text, u.text if u.text is not None else old_text, u.updated_at, u.actor_id, u.role, *row[1:]),
+            _HISTORY_INSERT,
+            (u.id, "UPDATE", old_text, u.text if u.text is not None else old_text, u.updated_at, u.actor_id, u.role,
+             *row[1:], u.reason),
         )
+
+    def _invalidate(self, con: sqlite3.Connection, inv: Invalidate) -> None:
+        row = con.execute("SELECT text, user_id, agent_id, run_id FROM memories WHERE id = ? AND valid_to IS NULL",
+                          (inv.id,)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(inv.id)
+        now = timeutil.now_iso()
+        con.execute("UPDATE memories SET valid_to = ?, invalid_reason = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+                    (now, inv.reason, inv.superseded_by, now, inv.id))
+        con.execute(_HISTORY_INSERT, (inv.id, "DELETE", row[0], None, now, inv.actor_id, inv.role, *row[1:], inv.reason))
 
     def _delete(self, con: sqlite3.Connection, memory_id: str, actor_id: str | None, role: str | None) -> None:
         row = con.execute("SELECT rowid, text, user_id, agent_id, run_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
@@ -214,11 +249,8 @@ class SQLiteStore:
     def _delete_rows(self, con: sqlite3.Connection, rows: list[tuple], actor_id: str | None, role: str | None) -> None:
         """``rows``: (id, rowid, text, user_id, agent_id, run_id)."""
         now = timeutil.now_iso()
-        con.executemany(
-            "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
-            " agent_id, run_id) VALUES (?, 'DELETE', ?, NULL, ?, ?, ?, ?, ?, ?)",
-            [(r[0], r[2], now, actor_id, role, r[3], r[4], r[5]) for r in rows],
-        )
+        con.executemany(_HISTORY_INSERT,
+                        [(r[0], "DELETE", r[2], None, now, actor_id, role, r[3], r[4], r[5], None) for r in rows])
         con.execute("DELETE FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json.dumps([r[1] for r in rows]),))
 
@@ -234,7 +266,7 @@ class SQLiteStore:
 
     def reset(self) -> None:
         with self._write() as con:
-            for table in ("memories", "history", "applied_keys"):
+            for table in ("memories", "history", "messages", "applied_keys"):
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM meta WHERE key IN ('embedder', 'dims')")
         self.dims = None
@@ -293,6 +325,38 @@ class SQLiteStore:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
             records = self._records_by_rowid(con, [rowid for rowid, _ in hits])
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
+        sql, params = _COMPILER.compile(where)
+        with self._snapshot() as con:
+            rows = con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params).fetchall()
+            if not rows or not len(queries):
+                return [], np.zeros((len(queries), 0), dtype=np.float32)
+            scores = queries @ vectors.from_blobs([r[1] for r in rows], self._dims(), self.dtype).T
+            chosen: dict[int, None] = {}
+            for row_scores in scores:
+                chosen.update(dict.fromkeys(int(i) for i in vectors.top_k(row_scores, k)))
+            columns = list(chosen)
+            records = self._records_by_rowid(con, [rows[i][0] for i in columns])
+        return [records[rows[i][0]] for i in columns], scores[:, columns]
+
+    def messages(self, where: Node, limit: int) -> list[MessageRecord]:
+        sql, params = _MESSAGES.compile(where)
+        rows = self._con.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM (SELECT rowid AS r, * FROM messages WHERE {sql} ORDER BY rowid DESC LIMIT ?)"
+            " ORDER BY r",
+            (*params, limit),
+        ).fetchall()
+        return [MessageRecord(*row) for row in rows]
+
+    def purge(self, where: Node) -> int:
+        memories_sql, memories_params = _COMPILER.compile(where)
+        scope_sql, scope_params = _HISTORY_SCOPE.compile(where)
+        with self._write() as con:
+            count = con.execute(f"DELETE FROM memories AS m WHERE {memories_sql}", memories_params).rowcount
+            con.execute(f"DELETE FROM history WHERE {scope_sql}", scope_params)
+            con.execute(f"DELETE FROM messages WHERE {scope_sql}", scope_params)
+        return count
 
     def history(self, memory_id: str) -> list[HistoryRecord]:
         rows = self._con.execute(

@@ -49,6 +49,32 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX history_memory ON history(memory_id, id)",
         "CREATE TABLE applied_keys (key TEXT PRIMARY KEY, created_at TEXT NOT NULL) WITHOUT ROWID",
     ],
+    # 2: memory formation — types, validity instead of destruction, provenance, raw messages
+    [
+        "ALTER TABLE memories ADD COLUMN memory_type TEXT",
+        "ALTER TABLE memories ADD COLUMN valid_to TEXT",
+        "ALTER TABLE memories ADD COLUMN invalid_reason TEXT",
+        "ALTER TABLE memories ADD COLUMN superseded_by TEXT",
+        "ALTER TABLE memories ADD COLUMN source_message_ids TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE history ADD COLUMN reason TEXT",
+        "CREATE INDEX history_user ON history(user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX history_agent ON history(agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX history_run ON history(run_id) WHERE run_id IS NOT NULL",
+        """CREATE TABLE messages (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            role TEXT NOT NULL,
+            name TEXT,
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX messages_user ON messages(user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX messages_agent ON messages(agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX messages_run ON messages(run_id) WHERE run_id IS NOT NULL",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

@@ -1,0 +1,1 @@
+"""Evaluation harnesses over labelled data (``memlane eval ...``)."""

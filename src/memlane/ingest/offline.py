@@ -1,0 +1,38 @@
+"""The offline formation engine: rules and the local embedding model, no network."""
+
+from __future__ import annotations
+
+from memlane.ingest import offline_extract, offline_reconcile
+from memlane.ingest.types import Candidates, Decision, Fact
+from memlane.models import Message
+
+_STEP_CHARS = 240
+
+
+def _clip(text: str, limit: int = _STEP_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class OfflineEngine:
+    name = "offline"
+
+    def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
+        return offline_extract.extract(messages, agent_facts=agent_facts)
+
+    def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
+        return offline_reconcile.reconcile(facts, candidates)
+
+    def summarize_procedure(self, messages: list[Message]) -> str:
+        """A deterministic digest: the task, each step the agent or a tool took, and the outcome."""
+        task = next((m.content for m in messages if m.role == "user"), None)
+        steps = [m for m in messages if m.role in ("assistant", "tool")]
+        lines = [f"Procedure ({len(steps)} steps)"]
+        if task:
+            lines.append(f"Task: {_clip(task)}")
+        for number, step in enumerate(steps, start=1):
+            who = "tool" if step.role == "tool" else (step.name or "agent")
+            lines.append(f"{number}. [{who}] {_clip(step.content)}")
+        if steps:
+            lines.append(f"Outcome: {_clip(steps[-1].content)}")
+        return "\n".join(lines)

@@ -1,0 +1,115 @@
+"""Offline reconciliation: compare each fact with the memories near it and decide.
+
+Statements are compared as sets of terms (``language.terms``: concepts, stems,
+Chinese characters), helped by the embedding similarity:
+
+- **duplicate → NONE**: the fact says nothing the memory does not (same terms,
+  or a subset), and neither side negates what the other asserts;
+- **contradiction**: the fact negates the memory (``doesn't like X anymore``,
+  不想…了) → DELETE (the memory is invalidated, not erased) and the negative
+  fact is added; if it also names the new state (``switched … to Y``, 转向Y),
+  → UPDATE with the new statement instead;
+- **changed value → UPDATE**: both talk about the same exclusive attribute of
+  the same party (where someone lives, their job, name, risk tolerance …) with
+  a different value, or the fact announces a change (moved, switched, 换, 现在…);
+- **refinement → UPDATE**: the fact covers the memory and adds detail;
+- otherwise **ADD**. A request to forget deletes the memories it is about.
+
+Each memory is claimed by at most one fact per call.
+"""
+
+from __future__ import annotations
+
+from memlane.ingest import language, lexicon
+from memlane.ingest.types import Candidates, Decision, Fact
+
+#: Embedding similarity above which two statements are taken as the same (absent negation).
+SAME_MEANING = 0.95
+#: Share of the memory's terms the fact must cover to refine or replace it.
+MIN_COVERAGE = 0.5
+
+_REPLACEMENT_EN = ("switched", "switch", "changed", "moved", "instead", "now", "new", "became", "become", "to")
+_REPLACEMENT_ZH = ("转向", "转而", "换成", "改成", "改为", "换到", "搬到", "现在", "只想", "改", "换")
+_FORGET_WORDS = lexicon.FORGET_EN + lexicon.FORGET_ZH + lexicon.REQUEST_EN + lexicon.REQUEST_ZH + lexicon.FORGET_NOISE
+
+
+def _negated(text: str) -> bool:
+    return language.contains_any(text, lexicon.NEGATION_EN + lexicon.NEGATION_ZH) or "DISLIKE" in language.terms(text)
+
+
+def _parties(text: str) -> frozenset[str]:
+    return frozenset(party for party, words in lexicon.PARTIES.items() if language.contains_any(text, words))
+
+
+def relation(fact: str, memory: str, similarity: float) -> str | None:
+    """How a fact relates to a memory: duplicate, contradict, replace, refine, or None (unrelated)."""
+    a, b = language.terms(fact), language.terms(memory)
+    if not a or not b:
+        return "duplicate" if similarity >= SAME_MEANING else None
+    shared = a & b
+    strong = shared - lexicon.GENERIC
+    coverage = len(shared) / len(b)
+    novel = a - b - lexicon.GENERIC
+    negation_differs = _negated(fact) != _negated(memory)
+    same_party = _parties(fact) == _parties(memory)
+
+    if strong and negation_differs and coverage >= MIN_COVERAGE:
+        announces = language.contains_any(fact, _REPLACEMENT_EN + _REPLACEMENT_ZH)
+        return "replace" if announces and novel - strong else "contradict"
+    exclusive = shared & lexicon.EXCLUSIVE
+    if exclusive and same_party and novel:
+        return "replace"
+    scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
+    if strong and scales_f and scales_m and not scales_f & scales_m:
+        return "replace"
+    if strong and coverage >= MIN_COVERAGE and language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH) \
+            and novel:
+        return "replace"
+    if not negation_differs and (a <= b or similarity >= SAME_MEANING):
+        return "duplicate"
+    if strong and coverage >= MIN_COVERAGE and novel and same_party:
+        return "refine"
+    return None
+
+
+def _about(topic: str, memory: str) -> bool:
+    """Does a request to forget ``topic`` concern ``memory``?"""
+    wanted = language.terms(language.without(topic, _FORGET_WORDS))
+    return bool(wanted & language.terms(memory) - lexicon.GENERIC)
+
+
+def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
+    decisions: list[Decision] = []
+    claimed: set[str] = set()
+    memories = candidates.memories
+    for i, fact in enumerate(facts):
+        order = sorted(range(len(memories)), key=lambda j: -float(candidates.similarity[i, j]))
+        if fact.kind == "forget":
+            for j in order:
+                if memories[j].id not in claimed and _about(fact.text, memories[j].text):
+                    claimed.add(memories[j].id)
+                    decisions.append(Decision("DELETE", text=fact.text, target=memories[j].id, fact=i,
+                                              reason="the user asked to forget it"))
+            continue
+        for j in order:
+            memory = memories[j]
+            if memory.id in claimed:
+                continue
+            kind = relation(fact.text, memory.text, float(candidates.similarity[i, j]))
+            if kind is None:
+                continue
+            claimed.add(memory.id)
+            if kind == "duplicate":
+                decisions.append(Decision("NONE", text=fact.text, target=memory.id, fact=i, reason="already known"))
+            elif kind == "contradict":
+                decisions.append(Decision("DELETE", text=fact.text, target=memory.id, fact=i,
+                                          reason=f"contradicted by: {fact.text}"))
+                decisions.append(Decision("ADD", text=fact.text, fact=i, memory_type=fact.memory_type))
+            else:
+                decisions.append(Decision("UPDATE", text=fact.text, target=memory.id, fact=i,
+                                          reason="changed" if kind == "replace" else "refined",
+                                          memory_type=fact.memory_type))
+            break
+        else:
+            decisions.append(Decision("ADD", text=fact.text, fact=i, memory_type=fact.memory_type))
+    return decisions

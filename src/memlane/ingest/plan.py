@@ -1,0 +1,116 @@
+"""Turn reconciliation decisions into one ChangeSet and the ``add`` result. Pure: no I/O.
+
+Decisions are untrusted (an LLM may produce them): a decision about a memory
+that was not among the candidates, a second decision about the same memory,
+or an empty text is skipped, never applied.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memlane.ingest.types import Candidates, Decision, Fact
+from memlane.models import MemoryRecord
+from memlane.store.base import ChangeSet, Invalidate, Update
+
+
+@dataclass
+class Context:
+    """Who and what the new memories belong to."""
+
+    scope: dict[str, str]
+    metadata: dict[str, Any]
+    message_ids: list[str]
+    now: str
+    hash: Callable[[str], str]
+    actor_id: str | None = None
+    role: str | None = None
+    memory_type: str | None = None  # forced by the caller, else the fact's own type
+
+
+@dataclass
+class Plan:
+    changes: ChangeSet = field(default_factory=ChangeSet)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def plan(
+    decisions: Sequence[Decision],
+    facts: Sequence[Fact],
+    fact_vectors: np.ndarray,
+    candidates: Candidates,
+    context: Context,
+    embed: Callable[[list[str]], np.ndarray],
+) -> Plan:
+    out = Plan()
+    known = {m.id: m for m in candidates.memories}
+    touched: set[str] = set()
+    accepted: list[Decision] = []
+    for d in decisions:
+        if d.event in ("UPDATE", "DELETE", "NONE"):
+            if d.target not in known:
+                out.skipped.append(f"{d.event} of unknown memory {d.target!r}")
+                continue
+            if d.target in touched:
+                out.skipped.append(f"second decision ({d.event}) about memory {d.target}")
+                continue
+            touched.add(d.target)
+        if d.event in ("ADD", "UPDATE") and not d.text.strip():
+            out.skipped.append(f"{d.event} without text")
+            continue
+        accepted.append(d)
+
+    # one embedding batch for texts that are not verbatim facts (an LLM may merge or rephrase)
+    fact_index = {f.text: i for i, f in enumerate(facts)}
+    fresh = sorted({d.text for d in accepted if d.event in ("ADD", "UPDATE") and d.text not in fact_index})
+    fresh_vectors = dict(zip(fresh, embed(fresh))) if fresh else {}
+
+    def vector(text: str) -> np.ndarray:
+        return fact_vectors[fact_index[text]] if text in fact_index else fresh_vectors[text]
+
+    def sources(d: Decision) -> list[str]:
+        if d.fact is not None and facts[d.fact].sources:
+            return [context.message_ids[i] for i in facts[d.fact].sources if i < len(context.message_ids)]
+        return list(context.message_ids)
+
+    added_for_fact: dict[int, str] = {}
+    for d in accepted:
+        if d.event != "ADD":
+            continue
+        record = MemoryRecord(
+            id=str(uuid.uuid4()), text=d.text, hash=context.hash(d.text), created_at=context.now,
+            updated_at=context.now, actor_id=context.actor_id, role=context.role, metadata=dict(context.metadata),
+            memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
+            vector=vector(d.text), **context.scope,
+        )
+        out.changes.inserts.append(record)
+        out.results.append({"id": record.id, "memory": record.text, "event": "ADD"})
+        if d.fact is not None:
+            added_for_fact.setdefault(d.fact, record.id)
+    for d in accepted:
+        if d.event == "UPDATE":
+            old = known[d.target]
+            if d.text == old.text:
+                out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+                continue
+            out.changes.updates.append(Update(id=old.id, updated_at=context.now, text=d.text, hash=context.hash(d.text),
+                                              vector=vector(d.text), actor_id=context.actor_id, role=context.role,
+                                              reason=d.reason or None, source_message_ids=sources(d)))
+            out.results.append({"id": old.id, "memory": d.text, "event": "UPDATE", "previous_memory": old.text})
+        elif d.event == "DELETE":
+            old = known[d.target]
+            out.changes.invalidations.append(Invalidate(
+                id=old.id, reason=d.reason or "contradicted", actor_id=context.actor_id, role=context.role,
+                superseded_by=added_for_fact.get(d.fact) if d.fact is not None else None))
+            out.results.append({"id": old.id, "memory": old.text, "event": "DELETE"})
+        elif d.event == "NONE":
+            old = known[d.target]
+            out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+    return out
