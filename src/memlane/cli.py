@@ -272,6 +272,50 @@ def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
         console.print(f"re-embedded {memory.info()['memories']} memories with {memory.embeddings.name}")
 
 
+eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("reconcile")
+def eval_reconcile(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="reconcile cases (JSON Lines)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run each labelled reconciliation case in a fresh scope; print pass/fail per case and totals.
+
+    Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
+    """
+    import tempfile
+
+    from memlane.config import load
+    from memlane.evaluation import reconcile as evaluation
+
+    try:
+        settings = load(_state["config"])
+        with tempfile.TemporaryDirectory() as tmp:
+            settings.vector_store.config = {**settings.vector_store.config, "path": str(Path(tmp) / "eval.db")}
+            with Memory(settings) as memory:
+                report = evaluation.run(memory, evaluation.load_cases(file))
+    except MemlaneError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(1) from None
+    if as_json:
+        _print_json(report)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"reconciliation cases · engine {report['engine']}")
+    for column in ("case", "category", "lang", "result", "why"):
+        table.add_column(column, overflow="fold")
+    for case in report["cases"]:
+        table.add_row(case["id"], case["category"], case["lang"],
+                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape("; ".join(case["failures"])))
+    console.print(table)
+    for key in ("by_category", "by_lang"):
+        console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
+    console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
+
+
 @command()
 def quickstart() -> None:
     """Import the bundled sample conversation and run a few searches."""

@@ -23,8 +23,9 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
                   "moved to", "move to", "moving to", "moved from", "moving from", "relocated", "address", "home town", "hometown",
                   "住在", "住址", "地址", "住", "搬到", "搬家", "定居", "老家"),
     "JOB": ("work as", "works as", "working as", "work at", "works at", "work for", "works for", "job", "career",
-            "profession", "occupation", "employed", "employer", "company",
-            "上班", "工作", "职业", "公司", "任职", "就职"),
+            "profession", "occupation", "employed", "unemployed", "self-employed", "employer", "company",
+            "startup", "freelance", "freelancer", "retired", "laid off", "quit my job", "new job",
+            "上班", "工作", "职业", "公司", "任职", "就职", "离职", "辞职", "创业", "跳槽", "退休", "失业", "自由职业"),
     "NAME": ("name is", "my name", "user's name", "call me", "go by", "名字", "叫我", "我叫", "用户叫", "使用者叫"),
     "AGE": ("years old", "year old", "age", "birthday", "born", "岁", "年龄", "生日", "出生"),
     "ALLERGY": ("allergic", "allergy", "allergies", "intolerant", "intolerance", "过敏"),
@@ -102,7 +103,7 @@ FORGET_NOISE = ("information", "info", "details", "anything about", "everything 
 FUNCTION_ZH = ("用户", "使用者", "我们", "我的", "我", "你", "他", "她", "它", "的", "了", "是", "在", "都", "很",
                "也", "就", "吧", "呢", "啊", "呀", "吗", "嘛", "着", "过", "一直", "一个", "一只", "一家", "一杯",
                "一", "个", "只", "把", "被", "和", "与", "跟", "对", "会", "要", "想", "得", "地", "这", "那",
-               "还", "又", "再", "最近", "现在", "已经", "主要", "里", "说", "就行", "行")
+               "还", "又", "再", "最近", "现在", "已经", "主要", "里", "说", "就行", "行", "不", "没", "别")
 
 # Utterances that are pure conversation management
 SMALL_TALK_EN = frozenset("""

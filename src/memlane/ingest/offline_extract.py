@@ -129,6 +129,8 @@ def _clause_kind_zh(clause: str) -> str:
         return "skip"
     if any(simplified.startswith(r) for r in lexicon.REQUEST_ZH) or "推荐" in simplified or "建议" in simplified:
         return "skip"
+    if "我" not in clause and "你" in clause:  # an aside to the assistant ("你记一下")
+        return "skip"
     return "first" if "我" in clause else "more"
 
 

@@ -30,6 +30,11 @@ MIN_COVERAGE = 0.5
 
 _REPLACEMENT_EN = ("switched", "switch", "changed", "moved", "instead", "now", "new", "became", "become", "to")
 _REPLACEMENT_ZH = ("转向", "转而", "换成", "改成", "改为", "换到", "搬到", "现在", "只想", "改", "换")
+#: Markers that name a replacement outright ("switched to Y", 换成Y): one shared term is enough.
+_EXPLICIT_REPLACEMENT = ("switched to", "switched from", "replaced", "instead of", "moved to", "changed to",
+                         "换成", "改成", "改为", "改用", "换了", "转向", "搬到")
+#: A fact that covers a memory and adds less than this share of new terms is a paraphrase.
+PARAPHRASE_NOVELTY = 0.2
 _FORGET_WORDS = lexicon.FORGET_EN + lexicon.FORGET_ZH + lexicon.REQUEST_EN + lexicon.REQUEST_ZH + lexicon.FORGET_NOISE
 
 
@@ -62,10 +67,14 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
     if strong and scales_f and scales_m and not scales_f & scales_m:
         return "replace"
-    if strong and coverage >= MIN_COVERAGE and language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH) \
-            and novel:
+    changes = language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH)
+    if strong and coverage >= MIN_COVERAGE and changes and novel:
+        return "replace"
+    if strong and novel and language.contains_any(fact, _EXPLICIT_REPLACEMENT):
         return "replace"
     if not negation_differs and (a <= b or similarity >= SAME_MEANING):
+        return "duplicate"
+    if not negation_differs and not changes and coverage == 1 and len(novel) <= PARAPHRASE_NOVELTY * len(a):
         return "duplicate"
     if strong and coverage >= MIN_COVERAGE and novel and same_party:
         return "refine"
