@@ -64,6 +64,11 @@ RELATIONS = [
     ("用户搬到深圳了", "住在上海", "replace"),
     ("用户吃素", "是素食者", "duplicate"),
     ("用户现在不喝酒了", "喜欢喝酒", "contradict"),
+    # sharing a name is not being about the same thing: nothing the memory says may be lost
+    ("User moved to Kyoto last month", "User visited Kyoto in 2001", None),
+    ("User just got back from Kyoto and loved the ramen", "User visited Kyoto in 2001", None),
+    ("User switched from Mac to a ThinkPad", "Uses a Mac at work", "replace"),
+    ("User switched to a Mac", "Uses a Mac at work", None),
 ]
 
 

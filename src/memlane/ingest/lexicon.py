@@ -16,7 +16,8 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "PREF": ("like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "prefer", "prefers", "preferred",
              "favourite", "favorite", "fan of", "big fan", "huge fan", "adore", "interested in", "keen on",
              "fond of", "crazy about", "obsessed with", "passionate about",
-             "喜欢", "爱吃", "爱喝", "爱看", "爱", "最爱", "偏好", "偏爱", "看好", "热爱", "钟爱", "感兴趣", "迷上"),
+             "喜欢吃", "喜欢喝", "喜欢看", "喜欢玩", "喜欢听", "喜欢", "爱吃", "爱喝", "爱看", "爱玩", "爱听", "爱",
+             "最爱", "偏好", "偏爱", "看好", "热爱", "钟爱", "感兴趣", "迷上"),
     "DISLIKE": ("hate", "hates", "dislike", "dislikes", "can't stand", "cannot stand", "detest",
                 "讨厌", "不喜欢", "受不了", "反感"),
     "RESIDENCE": ("live in", "lives in", "living in", "live", "lives", "lived", "reside", "resides", "based in",
@@ -58,7 +59,7 @@ PARTIES: dict[str, tuple[str, ...]] = {
 EXCLUSIVE = frozenset({"RESIDENCE", "JOB", "NAME", "AGE", "RISK", "SPOUSE"})
 
 #: Concepts too general to make two statements about the same thing on their own.
-GENERIC = frozenset({"PREF", "DISLIKE", "CUISINE", "LEARN", "HOLD"})
+GENERIC = frozenset({"PREF", "DISLIKE", "CUISINE", "LEARN", "HOLD", "PET"})
 
 #: Levels and polarities: two statements with different members of one scale disagree.
 SCALES: tuple[frozenset[str], ...] = (

@@ -20,6 +20,8 @@ Each memory is claimed by at most one fact per call.
 
 from __future__ import annotations
 
+import re
+
 from memlane.ingest import language, lexicon
 from memlane.ingest.types import Candidates, Decision, Fact
 
@@ -28,11 +30,11 @@ SAME_MEANING = 0.95
 #: Share of the memory's terms the fact must cover to refine or replace it.
 MIN_COVERAGE = 0.5
 
-_REPLACEMENT_EN = ("switched", "switch", "changed", "moved", "instead", "now", "new", "became", "become", "to")
-_REPLACEMENT_ZH = ("转向", "转而", "换成", "改成", "改为", "换到", "搬到", "现在", "只想", "改", "换")
 #: Markers that name a replacement outright ("switched to Y", 换成Y): one shared term is enough.
 _EXPLICIT_REPLACEMENT = ("switched to", "switched from", "replaced", "instead of", "moved to", "changed to",
                          "换成", "改成", "改为", "改用", "换了", "转向", "搬到")
+#: After a negation, these name the new state ("… now I only want bonds", 只想买债券).
+_NEW_STATE = _EXPLICIT_REPLACEMENT + ("instead", "rather", "转而", "只想")
 #: A fact that covers a memory and adds less than this share of new terms is a paraphrase.
 PARAPHRASE_NOVELTY = 0.2
 _FORGET_WORDS = lexicon.FORGET_EN + lexicon.FORGET_ZH + lexicon.REQUEST_EN + lexicon.REQUEST_ZH + lexicon.FORGET_NOISE
@@ -46,6 +48,20 @@ def _parties(text: str) -> frozenset[str]:
     return frozenset(party for party, words in lexicon.PARTIES.items() if language.contains_any(text, words))
 
 
+def _new_value_terms(fact: str) -> frozenset[str]:
+    """Terms of what follows a replacement marker ("switched to Y", 换成Y): the new value."""
+    simplified = language.to_simplified(fact).lower()
+    found: set[str] = set()
+    for marker in _EXPLICIT_REPLACEMENT:
+        at = simplified.find(marker)
+        if at >= 0:
+            tail = re.split(r"[,.;!?，。；！？]", simplified[at + len(marker):], maxsplit=1)[0]
+            if marker.endswith(" from"):  # "switched from X to Y": the new value follows "to"
+                tail = tail.split(" to ", 1)[1] if " to " in tail else ""
+            found |= language.terms(tail)
+    return frozenset(found)
+
+
 def relation(fact: str, memory: str, similarity: float) -> str | None:
     """How a fact relates to a memory: duplicate, contradict, replace, refine, or None (unrelated)."""
     a, b = language.terms(fact), language.terms(memory)
@@ -55,29 +71,29 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     strong = shared - lexicon.GENERIC
     coverage = len(shared) / len(b)
     novel = a - b - lexicon.GENERIC
+    lost = b - a  # what the memory says that the fact does not
     negation_differs = _negated(fact) != _negated(memory)
     same_party = _parties(fact) == _parties(memory)
+    exclusive = shared & lexicon.EXCLUSIVE
 
     if strong and negation_differs and coverage >= MIN_COVERAGE:
-        announces = language.contains_any(fact, _REPLACEMENT_EN + _REPLACEMENT_ZH)
-        return "replace" if announces and novel - strong else "contradict"
-    exclusive = shared & lexicon.EXCLUSIVE
+        return "replace" if novel and language.contains_any(fact, _NEW_STATE) else "contradict"
     if exclusive and same_party and novel:
         return "replace"
     scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
     if strong and scales_f and scales_m and not scales_f & scales_m:
         return "replace"
     changes = language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH)
-    if strong and coverage >= MIN_COVERAGE and changes and novel:
+    if changes and novel and coverage >= MIN_COVERAGE and len(strong) >= 2:
         return "replace"
-    if strong and novel and language.contains_any(fact, _EXPLICIT_REPLACEMENT):
-        return "replace"
+    if novel and strong - _new_value_terms(fact) and language.contains_any(fact, _EXPLICIT_REPLACEMENT):
+        return "replace"  # the memory holds the old value the fact replaces
     if not negation_differs and (a <= b or similarity >= SAME_MEANING):
         return "duplicate"
-    if not negation_differs and not changes and coverage == 1 and len(novel) <= PARAPHRASE_NOVELTY * len(a):
+    if not negation_differs and not changes and not lost and len(novel) <= PARAPHRASE_NOVELTY * len(a):
         return "duplicate"
-    if strong and coverage >= MIN_COVERAGE and novel and same_party:
-        return "refine"
+    if strong and novel and same_party and lost <= lexicon.GENERIC:
+        return "refine"  # the fact covers everything the memory says and adds detail
     return None
 
 
