@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,7 +90,7 @@ class SQLiteStore:
     def _connect(self) -> sqlite3.Connection:
         try:
             con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal(con)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}") from None
         con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
@@ -99,6 +100,21 @@ class SQLiteStore:
         with self._connections_lock:
             self._connections.append(con)
         return con
+
+    def _enable_wal(self, con: sqlite3.Connection) -> None:
+        """Switch to WAL, waiting for other openers: SQLite does not call the busy handler
+        while a new file changes journal mode, so "database is locked" comes back at once."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                mode = con.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+        if mode.lower() != "wal":
+            raise StoreError(f"the store {self.path} cannot use WAL mode (journal mode is {mode!r})")
 
     @property
     def _con(self) -> sqlite3.Connection:
@@ -117,7 +133,7 @@ class SQLiteStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(
                 f"could not take the write lock on {self.path} within {self.busy_timeout:g} s ({exc}); "
-                "another process is holding it"
+                "another connection (a thread or process) is holding it"
             ) from None
         try:
             yield con
@@ -447,13 +463,14 @@ class _VectorMatrix:
         self._con: sqlite3.Connection | None = None
         self._version: int | None = None
         self._rowids = np.empty(0, dtype=np.int64)
+        self._ids: list[str] = []
         self._matrix: np.ndarray | None = None
 
     def clear(self) -> None:
         with self._lock:
             self._matrix, self._version, self._con = None, None, None
 
-    def _current(self) -> tuple[np.ndarray, np.ndarray]:
+    def _current(self) -> tuple[np.ndarray, list[str], np.ndarray]:
         with self._lock:
             if self._con is None:
                 self._con = self.store._connect()
@@ -462,17 +479,18 @@ class _VectorMatrix:
             try:
                 version = con.execute("PRAGMA data_version").fetchone()[0]
                 if self._matrix is None or version != self._version:
-                    rows = con.execute("SELECT rowid, vector FROM memories ORDER BY rowid").fetchall()
+                    rows = con.execute("SELECT rowid, id, vector FROM memories ORDER BY rowid").fetchall()
                     self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                    self._matrix = vectors.from_blobs([r[1] for r in rows], self.store._dims(), self.store.dtype)
+                    self._ids = [r[1] for r in rows]
+                    self._matrix = vectors.from_blobs([r[2] for r in rows], self.store._dims(), self.store.dtype)
                     self._version = version
             finally:
                 con.execute("COMMIT")
-            return self._rowids, self._matrix
+            return self._rowids, self._ids, self._matrix
 
     def search(self, con: sqlite3.Connection, query: np.ndarray, sql: str, params: list, limit: int,
                threshold: float | None) -> list[tuple[int, float]]:
-        rowids, matrix = self._current()
+        rowids, ids, matrix = self._current()
         if not len(rowids):
             return []
         scores = matrix @ query
@@ -480,11 +498,12 @@ class _VectorMatrix:
         while True:
             best = vectors.top_k(scores, want, threshold)
             candidates = [int(rowids[i]) for i in best]
-            passed = {row[0] for row in con.execute(
-                f"SELECT m.rowid FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {sql}",
+            passed = dict(con.execute(
+                f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {sql}",
                 (json.dumps(candidates), *params),
-            )}
-            hits = [(rowid, float(scores[i])) for rowid, i in zip(candidates, best) if rowid in passed]
+            ).fetchall())
+            # the id check drops a row whose rowid was reused since the matrix was read
+            hits = [(rowid, float(scores[i])) for rowid, i in zip(candidates, best) if passed.get(rowid) == ids[i]]
             if len(hits) >= limit or len(best) < want or want >= len(rowids):
                 return hits[:limit]
             want = min(len(rowids), want * 4)
