@@ -110,3 +110,19 @@ def test_duplicate_ids_inside_one_file(memory, tmp_path):
     report = import_jsonl(memory, write(tmp_path / "d.jsonl", lines))
     assert (report.memories, report.existing_ids) == (1, 1)
     assert memory.get("same")["memory"] == "one"
+
+
+def test_round_trip_keeps_types_provenance_and_validity(memory, tmp_path, embedder):
+    memory.add("I love cheese pizza and I live in Oslo.", user_id="u")
+    memory.add("I don't like cheese pizza anymore.", user_id="u")
+    out = io.StringIO()
+    export_jsonl(memory, out, MATCH_ALL)
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(out.getvalue())
+    with Memory(sqlite_config(tmp_path / "copy.db"), embedder=embedder) as copy:
+        import_jsonl(copy, dump)
+        for scope in ({"include_invalid": True}, {}):
+            original = memory.get_all(user_id="u", **scope)["results"]
+            restored = copy.get_all(user_id="u", **scope)["results"]
+            assert sorted(map(json.dumps, original)) == sorted(map(json.dumps, restored))
+        assert any(item.get("valid_to") for item in copy.get_all(user_id="u", include_invalid=True)["results"])

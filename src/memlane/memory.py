@@ -64,6 +64,10 @@ class NewMemory:
     updated_at: str | None = None
     memory_type: str | None = None
     source_message_ids: list[str] = field(default_factory=list)
+    #: set only when restoring an invalidated memory (import)
+    valid_to: str | None = None
+    invalid_reason: str | None = None
+    superseded_by: str | None = None
 
 
 class Memory:
@@ -193,6 +197,7 @@ class Memory:
                 created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
                 user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
                 metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
+                valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
             )
             for d, vector in zip(drafts, matrix)
         ]

@@ -29,10 +29,12 @@ from memlane import scope, timeutil, validation
 from memlane.errors import InvalidInputError
 from memlane.filters import Node
 from memlane.memory import Memory, NewMemory
+from memlane.models import MEMORY_TYPES
 
 _SCOPE = ("user_id", "agent_id", "run_id")
 _MESSAGE_KEYS = {"role", "content", "name", "messages", "metadata", *_SCOPE}
-_MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "updated_at", "actor_id", "role", *_SCOPE}
+_MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "updated_at", "actor_id", "role",
+                "memory_type", "source_message_ids", "valid_to", "invalid_reason", "superseded_by", *_SCOPE}
 
 
 @dataclass
@@ -60,10 +62,17 @@ def _line_drafts(obj: Any, lineno: int, memory: Memory) -> list[NewMemory]:
         scope.require_ids(ids)
         metadata, promoted = validation.metadata(obj.get("metadata"), memory.limits)
         if "memory" in obj:
-            times = {k: timeutil.canonical(obj[k]) for k in ("created_at", "updated_at") if obj.get(k)}
-            labels = {k: validation.identifier_text(obj[k], k) for k in ("actor_id", "role") if obj.get(k) is not None}
+            times = {k: timeutil.canonical(obj[k]) for k in ("created_at", "updated_at", "valid_to") if obj.get(k)}
+            labels = {k: validation.identifier_text(obj[k], k)
+                      for k in ("actor_id", "role", "invalid_reason") if obj.get(k) is not None}
+            sources = obj.get("source_message_ids") or []
+            if not isinstance(sources, list) or not all(isinstance(i, str) for i in sources):
+                raise InvalidInputError("source_message_ids must be a list of strings")
             return [NewMemory(text=validation.text(obj["memory"], "memory", memory.limits), metadata=metadata,
-                              id=validation.identifier(obj.get("id"), "id"), **ids, **{**promoted, **labels}, **times)]
+                              id=validation.identifier(obj.get("id"), "id"), **ids, **{**promoted, **labels}, **times,
+                              memory_type=validation.choice(obj.get("memory_type"), MEMORY_TYPES, "memory_type"),
+                              source_message_ids=sources,
+                              superseded_by=validation.identifier(obj.get("superseded_by"), "superseded_by"))]
         messages = obj["messages"] if "messages" in obj else {k: obj[k] for k in ("role", "content", "name") if k in obj}
         return [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),

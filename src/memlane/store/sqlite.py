@@ -211,10 +211,12 @@ class SQLiteStore:
         try:
             con.executemany(
                 "INSERT INTO memories(id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
-                " role, metadata, memory_type, source_message_ids, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id, r.actor_id,
                   r.role, json.dumps(r.metadata, ensure_ascii=False), r.memory_type,
-                  json.dumps(r.source_message_ids), r.vector.astype(dtype).tobytes())
+                  json.dumps(r.source_message_ids), r.valid_to, r.invalid_reason, r.superseded_by,
+                  r.vector.astype(dtype).tobytes())
                  for r in records],
             )
         except sqlite3.IntegrityError as exc:
