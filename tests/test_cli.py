@@ -102,3 +102,23 @@ def test_quickstart_imports_the_sample_once_and_answers(cli):
     assert "Lisbon" in first
     second = cli("quickstart").stdout
     assert "0 stored now, 22 already stored" in second
+
+
+def test_add_infers_by_default_and_shows_events(cli):
+    first = cli("add", "I live in Oslo and I love jazz", "-u", "ana").stdout
+    assert "ADD" in first and "User lives in Oslo" in first
+    second = cli("add", "I moved to Bergen last month", "-u", "ana").stdout
+    assert "UPDATE" in second and "(was: User lives in Oslo)" in second
+    assert "nothing worth remembering" in cli("add", "ok thanks!", "-u", "ana").stdout
+
+
+def test_eval_reconcile_command(cli, tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({
+        "id": "t-1", "lang": "en", "category": "contradict", "existing": [{"id": "m1", "text": "Lives in Oslo"}],
+        "messages": [{"role": "user", "content": "I moved from Oslo to Rome."}],
+        "expect": {"facts_min": 1, "events": [{"event": "UPDATE|DELETE", "target": "m1", "contains": ["Rome"]}],
+                   "final_contains": ["Rome"], "final_absent": ["Lives in Oslo"]}}) + "\n")
+    report = json.loads(cli("eval", "reconcile", cases, "--json").stdout)
+    assert (report["passed"], report["total"], report["engine"]) == (1, 1, "offline")
+    assert "passed 1/1" in cli("eval", "reconcile", cases).stdout
