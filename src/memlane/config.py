@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -56,6 +56,34 @@ class FormationConfig(BaseModel):
     top_k: int = Field(5, ge=1, le=100)
 
 
+class RetrievalConfig(BaseModel):
+    """Defaults of ``search``'s advanced stages, and how memories are indexed for them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keyword_search: bool = False
+    rerank: bool = False
+    filter_memories: bool = False
+    #: candidates the vector and keyword stages each contribute to fusion
+    candidates: int = Field(100, ge=1, le=1000)
+    #: how many of the best candidates the reranker scores again
+    rerank_top: int = Field(50, ge=1, le=1000)
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    #: share of the keyword score in weighted fusion (the vector score has the rest)
+    keyword_weight: float = Field(0.5, ge=0, le=1)
+    rrf_k: int = Field(60, ge=1)
+    reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
+    #: share of the reranker's score in the final order (the fused score has the rest)
+    rerank_weight: float = Field(0.5, ge=0, le=1)
+    #: keep late-interaction token vectors of each memory (fast MaxSim reranking; ~0.8 KB per word piece)
+    store_token_vectors: bool = False
+    max_token_vectors: int = Field(64, ge=1, le=512)
+    #: metadata values written before a memory's text when it is embedded (e.g. a session date)
+    embed_metadata: list[str] = Field(default_factory=list)
+    #: earlier messages of the same ``add`` embedded with each verbatim memory as context
+    context_messages: int = Field(0, ge=0, le=5)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -66,6 +94,7 @@ class MemoryConfig(BaseModel):
     custom_fact_extraction_prompt: Optional[str] = None
     custom_update_memory_prompt: Optional[str] = None
     formation: FormationConfig = Field(default_factory=FormationConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     #: mem0 kept history in a second SQLite file. memlane keeps it in the store
     #: itself (so every write is atomic); used as the store file when
     #: vector_store names no path.

@@ -27,9 +27,14 @@ from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
+from memlane.retrieval import fusion, judge
+from memlane.retrieval.candidates import Candidate, Trace
+from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
 
 _ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)
+#: the longest context embedded with a memory (the model reads 256 word pieces)
+_CONTEXT_CHARS = 400
 
 
 def _validity(include_invalid: bool, as_of: str | datetime | date | None) -> flt.Node:
@@ -64,6 +69,8 @@ class NewMemory:
     updated_at: str | None = None
     memory_type: str | None = None
     source_message_ids: list[str] = field(default_factory=list)
+    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
+    context: str | None = None
     #: set only when restoring an invalidated memory (import)
     valid_to: str | None = None
     invalid_reason: str | None = None
@@ -88,6 +95,8 @@ class Memory:
         self.engine = engine or create_engine(self.config)
         self.store = store or create_store(self.config, self.embeddings.dims)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
+        self._reranker: Reranker | None = None
+        self._judge_llm: Any = None
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -145,9 +154,12 @@ class Memory:
                                 memory_type="procedural", metadata=stored_metadata, source_message_ids=message_ids,
                                 role="assistant", actor_id=promoted.get("actor_id"), **ids)]
         elif not infer:
+            window = self.config.retrieval.context_messages
             drafts = [
                 NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
-                          metadata=stored_metadata, memory_type=memory_type, source_message_ids=[kept[i].id], **ids)
+                          metadata=stored_metadata, memory_type=memory_type, source_message_ids=[kept[i].id],
+                          context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
+                          **ids)
                 for i, m in enumerate(received) if m.role != "system"
             ]
         else:
@@ -189,7 +201,18 @@ class Memory:
         """
         if not drafts and not idempotency_keys:
             return []
-        matrix = self.embeddings.documents([d.text for d in drafts])
+        texts = [self._embedding_text(d.text, d.metadata, d.context) for d in drafts]
+        tokens: list[Any] = [None] * len(drafts)
+        if self.config.retrieval.store_token_vectors and self.embeddings.has_tokens and drafts:
+            # token vectors describe the memory's own words; with a context prefix that takes a second pass
+            own = [d.text for d in drafts]
+            if own == texts:
+                matrix, tokens = self.embeddings.documents_and_tokens(texts, self.config.retrieval.max_token_vectors)
+            else:
+                matrix = self.embeddings.documents(texts)
+                _, tokens = self.embeddings.documents_and_tokens(own, self.config.retrieval.max_token_vectors)
+        else:
+            matrix = self.embeddings.documents(texts)
         now = timeutil.now_iso()
         records = [
             MemoryRecord(
@@ -198,11 +221,20 @@ class Memory:
                 user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
                 metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
                 valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
+                token_vectors=token_vectors,
             )
-            for d, vector in zip(drafts, matrix)
+            for d, vector, token_vectors in zip(drafts, matrix, tokens)
         ]
         self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys)))
         return records
+
+    def _embedding_text(self, text: str, metadata: Mapping[str, Any], context: str | None) -> str:
+        """What a memory is embedded as: selected metadata values and earlier context, then its text."""
+        prefix = [str(metadata[k]) for k in self.config.retrieval.embed_metadata if metadata.get(k) not in (None, "")]
+        if context and len(context) > _CONTEXT_CHARS:  # keep the memory's own words inside the model's window
+            context = "…" + context[-_CONTEXT_CHARS:]
+        parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
+        return " ".join(parts)
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Replace the text (re-embedding it) and/or the metadata; returns the updated memory."""
@@ -294,22 +326,100 @@ class Memory:
         threshold: float | None = None,
         include_invalid: bool = False,
         as_of: str | datetime | date | None = None,
-    ) -> dict[str, list[dict[str, Any]]]:
-        """Memories in the scope by semantic similarity, best first.
+        keyword_search: bool | None = None,
+        rerank: bool | None = None,
+        filter_memories: bool | None = None,
+    ) -> dict[str, Any]:
+        """Memories in the scope by relevance to ``query``, best first.
 
         ``score`` is the cosine similarity of query and memory, in [-1, 1]
         (in practice 0 to 1 for the default model); ``threshold`` keeps results
-        with ``score >= threshold``. Validity works as in ``get_all`` (ranking uses
+        with cosine >= threshold. Validity works as in ``get_all`` (ranking uses
         each memory's current text).
+
+        ``keyword_search`` fuses BM25 keyword scores with vector scores,
+        ``rerank`` reorders the top candidates with the configured reranker,
+        ``filter_memories`` drops results that do not answer the query (defaults
+        from ``retrieval`` config). With any of them, ``score`` is the final
+        ranking score, each result has ``scores`` (vector, keyword, rerank), and
+        the response has ``metadata``: stages run, timings in ms,
+        ``fallback_used`` and ``original_error`` — a failing stage is skipped,
+        never fatal.
         """
         query = validation.text(query, "query", self.limits)
         limit = validation.limit(limit, self.limits)
         threshold = validation.threshold(threshold)
+        settings = self.config.retrieval
+        flags = {name: validation.flag(value, name, getattr(settings, name)) for name, value in
+                 (("keyword_search", keyword_search), ("rerank", rerank), ("filter_memories", filter_memories))}
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             _validity(include_invalid, as_of))
-        hits = self.store.search(self.embeddings.query(query), where, limit, threshold)
-        records = self._as_of([record for record, _ in hits], as_of)
-        return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
+        vector = self.embeddings.query(query)
+        if not any(flags.values()):
+            hits = self.store.search(vector, where, limit, threshold)
+            records = self._as_of([record for record, _ in hits], as_of)
+            return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
+
+        trace = Trace()
+        pool = max(limit, settings.candidates)
+        with trace.stage("vector"):
+            candidates = [Candidate(r, s, score=s) for r, s in self.store.search(vector, where, pool, None)]
+        if flags["keyword_search"]:
+            with trace.stage("keyword") as stage:
+                hits = self.store.keyword_search(query, vector, where, pool)
+                stage["matches"] = len(hits)
+                candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
+                                         method=settings.fusion, keyword_weight=settings.keyword_weight,
+                                         rrf_k=settings.rrf_k)
+        if threshold is not None:
+            candidates = [c for c in candidates if c.cosine >= threshold]
+        if flags["rerank"] and candidates:
+            with trace.stage("rerank") as stage:
+                reranker = self._rerank_model()
+                top, rest = candidates[:settings.rerank_top], candidates[settings.rerank_top:]
+                if reranker.needs_tokens:
+                    self._attach_tokens(top)
+                stage["reranker"], stage["candidates"] = reranker.name, len(top)
+                candidates = fusion.blend(top, reranker.scores(query, top), settings.rerank_weight) + rest
+        candidates = candidates[:limit]
+        if flags["filter_memories"] and candidates:
+            with trace.stage("filter") as stage:
+                before = len(candidates)
+                if self.config.llm is not None:
+                    candidates = judge.llm_filter(self._judge(), query, candidates)
+                else:
+                    candidates = judge.offline_filter(query, candidates)
+                stage["dropped"] = before - len(candidates)
+        records = self._as_of([c.record for c in candidates], as_of)
+        results = []
+        for record, c in zip(records, candidates):
+            item = record.to_item(round(c.score, 6))
+            item["scores"] = c.scores()
+            results.append(item)
+        return {"results": results, "metadata": trace.to_dict()}
+
+    def _rerank_model(self) -> Reranker:
+        if self._reranker is None:
+            self._reranker = create_reranker(self.config, self.embeddings)
+        return self._reranker
+
+    def _judge(self) -> Any:
+        if self._judge_llm is None:
+            from memlane.llms import create_llm
+
+            self._judge_llm = create_llm(self.config.llm)
+        return self._judge_llm
+
+    def _attach_tokens(self, candidates: list[Candidate]) -> None:
+        """Token vectors for late interaction: stored ones, else computed now (and not stored)."""
+        stored = self.store.token_vectors([c.record.id for c in candidates])
+        missing = [c for c in candidates if c.record.id not in stored]
+        if missing:
+            _, computed = self.embeddings.documents_and_tokens([c.record.text for c in missing],
+                                                               self.config.retrieval.max_token_vectors)
+            stored.update((c.record.id, t) for c, t in zip(missing, computed))
+        for c in candidates:
+            c.tokens = stored[c.record.id]
 
     def _as_of(self, records: list[MemoryRecord], as_of: str | datetime | date | None) -> list[MemoryRecord]:
         """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""

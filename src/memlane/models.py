@@ -40,6 +40,8 @@ class MemoryRecord:
     superseded_by: str | None = None
     source_message_ids: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None
+    #: pooled contextual token vectors (late-interaction reranking), when the store keeps them
+    token_vectors: np.ndarray | None = None
 
     def to_item(self, score: float | None = None) -> dict[str, Any]:
         """The mem0 ``MemoryItem`` dict; promoted keys and memlane's extra fields appear only when set."""
@@ -140,6 +142,8 @@ class MemoryItem(BaseModel):
     invalid_reason: Optional[str] = None
     superseded_by: Optional[str] = None
     source_message_ids: Optional[list[str]] = None
+    #: per-stage scores of an advanced search (vector, keyword, rerank)
+    scores: Optional[dict[str, float]] = None
 
 
 class HistoryEvent(BaseModel):

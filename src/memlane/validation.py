@@ -105,6 +105,14 @@ def identifier_text(value: Any, field: str) -> str:
     return value
 
 
+def flag(value: Any, field: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{field} must be true or false, got {value!r}", field=field)
+    return value
+
+
 def choice(value: Any, allowed: tuple[str, ...], field: str) -> str | None:
     if value is None:
         return None

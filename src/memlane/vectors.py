@@ -28,3 +28,21 @@ def top_k(scores: np.ndarray, k: int, threshold: float | None = None) -> np.ndar
         candidates = candidates[part]
     order = np.lexsort((candidates, -scores[candidates]))
     return candidates[order]
+
+
+def pool_tokens(tokens: np.ndarray, max_tokens: int) -> np.ndarray:
+    """At most ``max_tokens`` unit vectors: neighbouring token vectors averaged in equal groups
+    (token pooling keeps late-interaction storage bounded), then L2-normalised."""
+    tokens = np.asarray(tokens, dtype=np.float32)
+    if len(tokens) > max_tokens:
+        groups = np.array_split(np.arange(len(tokens)), max_tokens)
+        tokens = np.stack([tokens[g].mean(axis=0) for g in groups])
+    norms = np.linalg.norm(tokens, axis=1, keepdims=True)
+    return tokens / np.where(norms == 0, 1, norms)
+
+
+def maxsim(query_tokens: np.ndarray, doc_tokens: np.ndarray) -> float:
+    """Late-interaction score: mean over query tokens of the best cosine with any document token."""
+    if not len(query_tokens) or not len(doc_tokens):
+        return 0.0
+    return float((query_tokens @ doc_tokens.T).max(axis=1).mean())

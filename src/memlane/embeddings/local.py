@@ -112,3 +112,17 @@ class LocalEmbedder:
         with lock:  # one encode at a time: torch already uses every core
             return model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                 convert_to_numpy=True, show_progress_bar=False)
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
+        """Sentence vectors and each text's contextual token vectors (without [CLS]/[SEP]),
+        from one forward pass."""
+        model, lock = self._model()
+        with lock:
+            outputs = model.encode(list(texts), batch_size=self.batch_size, output_value=None,
+                                   normalize_embeddings=True, show_progress_bar=False)
+        sentences, tokens = [], []
+        for out in outputs:
+            sentences.append(out["sentence_embedding"].float().cpu().numpy())
+            mask = out["attention_mask"].bool()
+            tokens.append(out["token_embeddings"][mask][1:-1].float().cpu().numpy())
+        return sentences, tokens

@@ -12,26 +12,12 @@ from functools import lru_cache
 from typing import Literal
 
 from memlane.ingest import lexicon
+from memlane.textnorm import CJK as _CJK
+from memlane.textnorm import has_cjk, to_simplified
 
 Script = Literal["en", "zh-Hans", "zh-Hant"]
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-
-
-@lru_cache(maxsize=1)
-def _t2s():
-    import opencc
-
-    return opencc.OpenCC("t2s")
-
-
-def to_simplified(text: str) -> str:
-    return _t2s().convert(text) if _CJK.search(text) else text
-
-
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
 
 
 def script(text: str) -> Script:

@@ -29,6 +29,7 @@ class Update:
     reason: str | None = None
     #: messages that led to this change, appended to the memory's provenance
     source_message_ids: list[str] = field(default_factory=list)
+    token_vectors: np.ndarray | None = None
 
 
 @dataclass(slots=True)
@@ -89,6 +90,13 @@ class Store(Protocol):
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
         """The union of each query's ``k`` nearest matching memories, and the full
         (queries × memories) cosine matrix between them (reconciliation input)."""
+
+    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        """Matching memories by BM25 over the keyword index, best first, as
+        (record, bm25 score, cosine similarity to ``vector``)."""
+
+    def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored late-interaction token vectors of the given memories (those that have them)."""
 
     def messages(self, where: Node, limit: int) -> list[MessageRecord]:
         """The latest ``limit`` stored messages matching ``where`` (scope columns only), oldest first."""

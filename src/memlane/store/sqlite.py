@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memlane import jsonmatch, timeutil, vectors
+from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
 from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
@@ -97,6 +97,7 @@ class SQLiteStore:
         con.execute("PRAGMA temp_store=MEMORY")
         con.execute("PRAGMA cache_size=-32768")
         con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
+        con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
         with self._connections_lock:
             self._connections.append(con)
         return con
@@ -226,6 +227,14 @@ class SQLiteStore:
             [(r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id, None)
              for r in records],
         )
+        self._store_tokens(con, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
+
+    def _store_tokens(self, con: sqlite3.Connection, items: list[tuple[str, np.ndarray]]) -> None:
+        if items:
+            con.executemany(
+                "INSERT OR REPLACE INTO memory_tokens(rowid, count, vectors) SELECT rowid, ?, ? FROM memories WHERE id = ?",
+                [(len(t), np.asarray(t, dtype="<f2").tobytes(), memory_id) for memory_id, t in items],
+            )
 
     def _update(self, con: sqlite3.Connection, u: Update) -> None:
         row = con.execute("SELECT text, user_id, agent_id, run_id, source_message_ids FROM memories WHERE id = ?",
@@ -247,6 +256,9 @@ class SQLiteStore:
             (u.id, "UPDATE", old_text, u.text if u.text is not None else old_text, u.updated_at, u.actor_id, u.role,
              *row[1:], u.reason),
         )
+        if u.vector is not None:  # the old token vectors described the old text
+            con.execute("DELETE FROM memory_tokens WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (u.id,))
+            self._store_tokens(con, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
 
     def _invalidate(self, con: sqlite3.Connection, inv: Invalidate) -> None:
         row = con.execute("SELECT text, user_id, agent_id, run_id FROM memories WHERE id = ? AND valid_to IS NULL",
@@ -284,7 +296,7 @@ class SQLiteStore:
 
     def reset(self) -> None:
         with self._write() as con:
-            for table in ("memories", "history", "messages", "applied_keys"):
+            for table in ("memories", "history", "messages", "applied_keys", "memories_fts", "memory_tokens"):
                 con.execute(f"DELETE FROM {table}")
             con.execute("DELETE FROM meta WHERE key IN ('embedder', 'dims')")
         self.dims = None
@@ -343,6 +355,41 @@ class SQLiteStore:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
             records = self._records_by_rowid(con, [rowid for rowid, _ in hits])
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        scope: dict[str, list[str]] = {}
+        for c in conjuncts(where):  # scope ids go into the MATCH, so only the scope's postings are read
+            if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
+                if c.op == "eq":
+                    scope[c.field.column] = [c.value]
+                elif c.op == "in" and None not in c.value and c.value:
+                    scope[c.field.column] = list(c.value)
+        expression = keywords.match_expression(query, scope)
+        if expression is None:
+            return []
+        sql, params = _COMPILER.compile(where)
+        with self._snapshot() as con:
+            rows = con.execute(
+                "SELECT m.rowid, -bm25(memories_fts), m.vector FROM memories_fts JOIN memories m"
+                f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}"
+                " ORDER BY bm25(memories_fts) LIMIT ?",
+                (expression, *params, limit),
+            ).fetchall()
+            if not rows:
+                return []
+            records = self._records_by_rowid(con, [r[0] for r in rows])
+        cosines = vectors.from_blobs([r[2] for r in rows], self._dims(), self.dtype) @ vector
+        return [(records[r[0]], float(r[1]), float(c)) for r, c in zip(rows, cosines) if r[0] in records]
+
+    def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._con.execute(
+            "SELECT m.id, t.count, t.vectors FROM memory_tokens t JOIN memories m ON m.rowid = t.rowid"
+            " WHERE m.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {r[0]: np.frombuffer(r[2], dtype="<f2").reshape(r[1], -1).astype(np.float32) for r in rows}
 
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
         sql, params = _COMPILER.compile(where)

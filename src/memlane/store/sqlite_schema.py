@@ -75,6 +75,26 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX messages_agent ON messages(agent_id) WHERE agent_id IS NOT NULL",
         "CREATE INDEX messages_run ON messages(run_id) WHERE run_id IS NOT NULL",
     ],
+    # 3: retrieval — a keyword index kept in step by triggers (ml_index_terms is registered on every
+    # connection), and optional per-memory token vectors for late-interaction reranking
+    [
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(terms, tokenize = 'unicode61')",
+        "INSERT INTO memories_fts(rowid, terms)"
+        " SELECT rowid, ml_index_terms(text, user_id, agent_id, run_id) FROM memories",
+        """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, terms)
+            VALUES (new.rowid, ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id));
+        END""",
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+            UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id)
+            WHERE rowid = new.rowid;
+        END""",
+        "CREATE TABLE memory_tokens (rowid INTEGER PRIMARY KEY, count INTEGER NOT NULL, vectors BLOB NOT NULL)",
+        """CREATE TRIGGER memories_delete AFTER DELETE ON memories BEGIN
+            DELETE FROM memories_fts WHERE rowid = old.rowid;
+            DELETE FROM memory_tokens WHERE rowid = old.rowid;
+        END""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

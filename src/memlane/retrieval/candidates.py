@@ -1,0 +1,74 @@
+"""The candidate list every stage works on, and the trace of what ran."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memlane.models import MemoryRecord
+
+log = logging.getLogger("memlane.retrieval")
+
+
+@dataclass(slots=True)
+class Candidate:
+    record: MemoryRecord
+    #: cosine similarity of query and memory (what ``threshold`` applies to)
+    cosine: float
+    #: BM25 score from the keyword index, when the memory matched it
+    keyword: float | None = None
+    rerank: float | None = None
+    #: the score the current order is sorted by
+    score: float = 0.0
+    tokens: np.ndarray | None = None
+
+    def scores(self) -> dict[str, float]:
+        out = {"vector": round(self.cosine, 6)}
+        if self.keyword is not None:
+            out["keyword"] = round(self.keyword, 6)
+        if self.rerank is not None:
+            out["rerank"] = round(self.rerank, 6)
+        return out
+
+
+@dataclass
+class Trace:
+    """Which stages ran, how long each took, and what failed (returned as search metadata)."""
+
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fallback_used: bool = False
+    original_error: str | None = None
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[dict[str, Any]]:
+        entry: dict[str, Any] = {"ran": False}
+        self.stages[name] = entry
+        started = time.perf_counter()
+        try:
+            yield entry
+            entry["ran"] = True
+        except Exception as exc:  # a failing stage degrades the search, it does not fail it
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            self.fallback_used = True
+            self.original_error = self.original_error or f"{name}: {entry['error']}"
+            log.warning("search stage %s failed; continuing without it", name, exc_info=True)
+        finally:
+            entry["ms"] = round((time.perf_counter() - started) * 1000, 3)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stages": self.stages, "fallback_used": self.fallback_used, "original_error": self.original_error,
+                "total_ms": round(sum(s["ms"] for s in self.stages.values()), 3)}
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if not len(values):
+        return values
+    low, high = values.min(), values.max()
+    return np.zeros_like(values) if high - low < 1e-12 else (values - low) / (high - low)

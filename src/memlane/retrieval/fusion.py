@@ -1,0 +1,51 @@
+"""Hybrid fusion of vector and keyword candidates.
+
+``weighted``: min-max normalised cosine and BM25 (divided by the pool's best
+BM25), mixed by ``keyword_weight``; measured better than RRF on the LoCoMo dev
+set (benchmarks/RESULTS.md). ``rrf``: reciprocal rank fusion, rank-based and
+parameter-light.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memlane.retrieval.candidates import Candidate, minmax
+
+
+def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "weighted",
+         keyword_weight: float = 0.5, rrf_k: int = 60) -> list[Candidate]:
+    merged: dict[str, Candidate] = {c.record.id: c for c in vector}
+    for hit in keyword:
+        known = merged.get(hit.record.id)
+        if known is None:
+            merged[hit.record.id] = hit
+        else:
+            known.keyword = hit.keyword
+    pool = list(merged.values())
+    if not pool:
+        return pool
+    if method == "rrf":
+        rank_v = {c.record.id: r for r, c in enumerate(vector)}
+        rank_k = {c.record.id: r for r, c in enumerate(keyword)}
+        for c in pool:
+            c.score = sum(1.0 / (rrf_k + ranks[c.record.id] + 1)
+                          for ranks in (rank_v, rank_k) if c.record.id in ranks)
+    else:
+        cos = minmax(np.array([c.cosine for c in pool]))
+        bm = np.array([c.keyword or 0.0 for c in pool])
+        bm = bm / bm.max() if bm.max() > 0 else bm
+        for c, v, k in zip(pool, cos, bm):
+            c.score = float((1 - keyword_weight) * v + keyword_weight * k)
+    pool.sort(key=lambda c: -c.score)
+    return pool
+
+
+def blend(candidates: list[Candidate], stage_scores: np.ndarray, weight: float) -> list[Candidate]:
+    """Mix a stage's scores (e.g. a reranker's) into the current order, both min-max normalised."""
+    before = minmax(np.array([c.score for c in candidates]))
+    after = minmax(stage_scores)
+    for c, b, a, raw in zip(candidates, before, after, stage_scores):
+        c.rerank = float(raw)
+        c.score = float((1 - weight) * b + weight * a)
+    return sorted(candidates, key=lambda c: -c.score)

@@ -1,0 +1,124 @@
+"""Rerankers: score the top candidates again with a costlier model, chosen by ``retrieval.reranker``.
+
+- ``maxsim`` (default): late interaction on the local model's contextual token
+  vectors — for each query token the best-matching memory token, averaged. No
+  extra model. Token vectors come from the store when it keeps them
+  (``retrieval.store_token_vectors``), else they are computed on the spot.
+- ``cross_encoder``: any sentence-transformers CrossEncoder in a local directory.
+- ``llm``: the configured chat model grades every candidate in one call.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlane.config import MemoryConfig, ProviderSpec, validate
+from memlane.errors import ConfigError
+from memlane.retrieval.candidates import Candidate
+from memlane.vectors import maxsim
+
+
+class Reranker(Protocol):
+    name: str
+    #: candidates must carry ``tokens`` (late-interaction vectors) before ``scores`` is called
+    needs_tokens: bool
+
+    def scores(self, query: str, candidates: list[Candidate]) -> np.ndarray: ...
+
+
+class MaxSimReranker:
+    name = "maxsim"
+    needs_tokens = True
+
+    def __init__(self, embeddings: Any):
+        if not embeddings.has_tokens:
+            raise ConfigError(f"the maxsim reranker needs token vectors, which embedder {embeddings.name} does not give; "
+                              "use the local embedder, or the cross_encoder or llm reranker")
+        self.embeddings = embeddings
+
+    def scores(self, query: str, candidates: list[Candidate]) -> np.ndarray:
+        query_tokens = self.embeddings.query_tokens(query)
+        return np.array([maxsim(query_tokens, c.tokens) for c in candidates])
+
+
+class CrossEncoderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str = Field(..., description="directory of a sentence-transformers CrossEncoder")
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"
+
+
+class CrossEncoderReranker:
+    name = "cross_encoder"
+    needs_tokens = False
+
+    def __init__(self, config: CrossEncoderConfig):
+        path = Path(config.model).expanduser()
+        if not path.is_dir():
+            raise ConfigError(f"retrieval.reranker.config.model: {config.model!r} is not a directory; the cross-encoder "
+                              "is loaded from disk, never downloaded")
+        from sentence_transformers import CrossEncoder
+
+        self.model = CrossEncoder(str(path), device=config.device)
+        self.batch_size = config.batch_size
+        self._lock = threading.Lock()
+
+    def scores(self, query: str, candidates: list[Candidate]) -> np.ndarray:
+        with self._lock:
+            raw = self.model.predict([(query, c.record.text) for c in candidates], batch_size=self.batch_size,
+                                     show_progress_bar=False)
+        return np.asarray(raw, dtype=np.float64).reshape(len(candidates))
+
+
+RERANK_PROMPT = """Rate how well each memory helps answer the query, from 0 (irrelevant) to 10 (answers it).
+
+Query: {query}
+
+Memories:
+{memories}
+
+Answer with only a JSON object: {{"scores": [<one number per memory, in order>]}}"""
+
+
+class LLMReranker:
+    name = "llm"
+    needs_tokens = False
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+
+    def scores(self, query: str, candidates: list[Candidate]) -> np.ndarray:
+        from memlane.llms.parsing import parse_json_answer
+
+        listing = "\n".join(f"{n}. {c.record.text}" for n, c in enumerate(candidates))
+        answer = parse_json_answer(self.llm.chat([{"role": "user", "content": RERANK_PROMPT.format(
+            query=query, memories=listing)}]))
+        values = answer.get("scores") if isinstance(answer, dict) else answer
+        if not isinstance(values, list) or len(values) != len(candidates):
+            raise ValueError(f"the model graded {len(values) if isinstance(values, list) else 'no'} of "
+                             f"{len(candidates)} memories")
+        return np.array([float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+                         for v in values])
+
+
+def create_reranker(config: MemoryConfig, embeddings: Any) -> Reranker:
+    spec: ProviderSpec = config.retrieval.reranker
+    if spec.provider == "maxsim":
+        return MaxSimReranker(embeddings)
+    if spec.provider == "cross_encoder":
+        return CrossEncoderReranker(validate(CrossEncoderConfig, spec.config, "retrieval.reranker.config"))
+    if spec.provider == "llm":
+        from memlane.llms import create_llm
+
+        llm_spec = ProviderSpec(**spec.config) if spec.config else config.llm
+        if llm_spec is None:
+            raise ConfigError("the llm reranker needs an llm: configure `llm`, or give provider and config in "
+                              "retrieval.reranker.config")
+        return LLMReranker(create_llm(llm_spec))
+    raise ConfigError(f"retrieval.reranker.provider {spec.provider!r} is unknown; known: maxsim, cross_encoder, llm")
