@@ -104,7 +104,7 @@ def run(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] = (1, 5
             ranked = [hit["metadata"]["dia_id"] for hit in hits]
             for k in ks:
                 recalls[str(qa["category"])][k].append(len(wanted & set(ranked[:k])) / len(wanted))
-    overall = {k: [v for cat in ("1", "2", "3", "4") for v in recalls[cat][k]] for k in ks}
+    overall = {k: [v for cat in ("1", "2", "3", "4") if cat in recalls for v in recalls[cat][k]] for k in ks}
 
     def table(values: dict[int, list[float]]) -> dict[str, float]:
         return {f"R@{k}": round(100 * statistics.mean(v), 1) if v else None for k, v in values.items()}

@@ -1,0 +1,208 @@
+"""Advanced retrieval: hybrid keyword + vector search, reranking, relevance filtering, and
+per-stage graceful degradation (seed 001)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from memlane import ConfigError, InvalidInputError, Memory
+from memlane.keywords import analyze, match_expression
+from memlane.retrieval import fusion, judge
+from memlane.retrieval.candidates import Candidate
+from memlane.models import MemoryItem, MemoryRecord
+from support.openai_server import Reply, chat_completion
+
+from conftest import sqlite_config
+
+NOTES = [
+    "The staging server password rotates every Friday",
+    "Order XJ-9000 shipped to the Berlin warehouse",
+    "I enjoy long walks on the beach at sunset",
+    "My sister lives in Toronto and works as a nurse",
+    "我喜欢吃四川火锅",
+    "我住在杭州，每天喝龍井茶",
+]
+
+
+@pytest.fixture
+def hybrid(tmp_path, embedder):
+    config = {**sqlite_config(tmp_path / "h.db"), "retrieval": {"store_token_vectors": True}}
+    with Memory(config, embedder=embedder) as m:
+        m.add(NOTES, user_id="u", infer=False, metadata={"kind": "note"})
+        m.add(["Order XJ-9000 was cancelled by another customer"], user_id="other", infer=False)
+        yield m
+
+
+def texts(result):
+    return [r["memory"] for r in result["results"]]
+
+
+def test_analyzer_stems_english_and_splits_chinese():
+    assert analyze("Running shoes, the runner runs") == ["run", "shoe", "runner", "run"]
+    assert analyze("火锅") == ["火", "锅", "火锅"]
+    assert analyze("龍井") == analyze("龙井")  # Traditional and Simplified index the same
+    assert match_expression("the of and", {}) is None
+    assert match_expression("hot pot", {"user_id": ["a"]}).endswith(")") and "AND" in match_expression("x", {"user_id": ["a"]})
+
+
+def test_keyword_search_finds_exact_codes_and_stays_in_scope(hybrid):
+    result = hybrid.search("XJ-9000", user_id="u", keyword_search=True, limit=3)
+    assert texts(result)[0] == "Order XJ-9000 shipped to the Berlin warehouse"
+    assert all(r["user_id"] == "u" for r in result["results"])
+    first = result["results"][0]
+    MemoryItem.model_validate(first)
+    assert first["scores"]["keyword"] > 0 and -1 <= first["scores"]["vector"] <= 1
+    assert result["metadata"]["stages"]["keyword"]["ran"] and result["metadata"]["fallback_used"] is False
+
+
+def test_chinese_queries_match_chinese_memories_by_keyword(hybrid):
+    assert texts(hybrid.search("火锅", user_id="u", keyword_search=True, limit=1)) == ["我喜欢吃四川火锅"]
+    assert texts(hybrid.search("龙井", user_id="u", keyword_search=True, limit=1)) == ["我住在杭州，每天喝龍井茶"]
+    matches = hybrid.store.keyword_search("龙井", hybrid.embeddings.query("龙井"),
+                                          __import__("memlane.scope", fromlist=["x"]).scoped_filter({"user_id": "u"}, None), 10)
+    assert [r.text for r, _, _ in matches] == ["我住在杭州，每天喝龍井茶"]
+
+
+def test_filters_threshold_and_limit_apply_to_hybrid_results(hybrid):
+    hybrid.add("XJ-9000 is also the name of a robot vacuum", user_id="u", infer=False, metadata={"kind": "trivia"})
+    only_trivia = hybrid.search("XJ-9000", user_id="u", keyword_search=True, filters={"kind": "trivia"})
+    assert texts(only_trivia) == ["XJ-9000 is also the name of a robot vacuum"]
+    assert len(hybrid.search("XJ-9000", user_id="u", keyword_search=True, limit=2)["results"]) == 2
+    everything = hybrid.search("XJ-9000 order", user_id="u", keyword_search=True)["results"]
+    cut = everything[1]["scores"]["vector"]
+    kept = hybrid.search("XJ-9000 order", user_id="u", keyword_search=True, threshold=cut)["results"]
+    assert kept and all(r["scores"]["vector"] >= cut for r in kept) and len(kept) < len(everything)
+
+
+def test_keyword_index_follows_updates_deletes_and_validity(hybrid):
+    target = next(r for r in hybrid.get_all(user_id="u")["results"] if "password" in r["memory"])
+    hybrid.update(target["id"], text="The staging server key rotates monthly")
+    assert "password" not in " ".join(texts(hybrid.search("password", user_id="u", keyword_search=True, limit=1,
+                                                          threshold=0.3)))
+    assert texts(hybrid.search("monthly key", user_id="u", keyword_search=True, limit=1)) == [
+        "The staging server key rotates monthly"]
+    hybrid.delete(target["id"])
+    assert target["id"] not in {r["id"] for r in hybrid.search("monthly key", user_id="u", keyword_search=True)["results"]}
+    count = hybrid.store._con.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+    assert count == hybrid.store._con.execute("SELECT count(*) FROM memories").fetchone()[0]
+    hybrid.delete_all(user_id="other", purge=True)
+    assert hybrid.store._con.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == count - 1
+
+
+def test_fusion_methods():
+    def cand(name, cos, kw=None):
+        return Candidate(MemoryRecord(id=name, text=name, hash="", created_at="", updated_at=""), cos, keyword=kw, score=cos)
+
+    vector = [cand("a", 0.9), cand("b", 0.5), cand("c", 0.1)]
+    keyword = [cand("c", 0.1, kw=8.0), cand("d", 0.0, kw=2.0)]
+    weighted = fusion.fuse([*vector], [*keyword], method="weighted", keyword_weight=0.5)
+    # cosine min-max over the pool: a 1, b .56, c .11, d 0; BM25 over the best: c 1, d .25
+    assert [c.record.id for c in weighted] == ["c", "a", "b", "d"]
+    rrf = fusion.fuse([cand("a", .9), cand("b", .5), cand("c", .1)], [cand("c", .1, 8.0), cand("d", 0, 2.0)], method="rrf")
+    assert rrf[0].record.id in ("a", "c") and {c.record.id for c in rrf} == {"a", "b", "c", "d"}
+    blended = fusion.blend(weighted, np.array([0.0, 0.0, 1.0, 0.0]), 1.0)
+    assert blended[0].record.id == "b" and blended[0].rerank == 1.0
+
+
+def test_maxsim_rerank_uses_stored_or_computed_token_vectors_alike(hybrid, tmp_path, embedder):
+    stored = hybrid.search("what does my sister do for a living?", user_id="u", rerank=True, limit=3)
+    assert texts(stored)[0] == "My sister lives in Toronto and works as a nurse"
+    assert stored["metadata"]["stages"]["rerank"]["reranker"] == "maxsim"
+    assert hybrid.store._con.execute("SELECT count(*) FROM memory_tokens").fetchone()[0] == 7
+    with Memory(sqlite_config(tmp_path / "plain.db"), embedder=embedder) as plain:  # no stored token vectors
+        plain.add(NOTES, user_id="u", infer=False, metadata={"kind": "note"})
+        computed = plain.search("what does my sister do for a living?", user_id="u", rerank=True, limit=3)
+    assert [(r["memory"], round(r["scores"]["rerank"], 4)) for r in computed["results"]] == \
+        [(r["memory"], round(r["scores"]["rerank"], 4)) for r in stored["results"]]
+
+
+def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
+    plain = hybrid.search("beach walks", user_id="u", limit=3)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("keyword index unavailable")
+
+    monkeypatch.setattr(hybrid.store, "keyword_search", broken)
+    result = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=True)
+    assert [r["id"] for r in result["results"]] == [r["id"] for r in plain["results"]]
+    meta = result["metadata"]
+    assert meta["fallback_used"] is True and "keyword index unavailable" in meta["original_error"]
+    assert meta["stages"]["keyword"]["ran"] is False and meta["stages"]["vector"]["ran"] is True
+    assert all(isinstance(s["ms"], float) for s in meta["stages"].values())
+
+    monkeypatch.setattr(type(hybrid._rerank_model()), "scores", broken)
+    reranked = hybrid.search("beach walks", user_id="u", limit=3, rerank=True)
+    assert reranked["metadata"]["stages"]["rerank"]["ran"] is False and reranked["results"]
+
+
+def test_filter_memories_drops_unrelated_results_but_never_a_clear_first_hit(hybrid):
+    everything = hybrid.search("Where does my sister live?", user_id="u", limit=10)
+    filtered = hybrid.search("Where does my sister live?", user_id="u", limit=10, filter_memories=True)
+    assert texts(filtered)[0] == "My sister lives in Toronto and works as a nurse"
+    assert 0 < len(filtered["results"]) < len(everything["results"])
+    assert filtered["metadata"]["stages"]["filter"]["dropped"] == len(everything["results"]) - len(filtered["results"])
+    nothing = hybrid.search("quantum chromodynamics lattice", user_id="u", limit=5, filter_memories=True)
+    assert all(r["scores"]["vector"] >= judge.MIN_COSINE for r in nothing["results"])
+
+
+def test_judge_rules():
+    def cand(text, cos):
+        return Candidate(MemoryRecord(id=text, text=text, hash="", created_at="", updated_at=""), cos, score=cos)
+
+    clear = [cand("sister lives in Toronto", 0.6), cand("unrelated", 0.05)]
+    assert [c.record.text for c in judge.offline_filter("where does my sister live", clear)] == ["sister lives in Toronto"]
+    assert judge._never_empty("where does my sister live", clear, []) == clear[:1]
+    vague = [cand("unrelated", 0.1)]
+    assert judge.offline_filter("where does my sister live", vague) == []
+
+
+def test_flags_are_validated_and_config_defaults_apply(hybrid, tmp_path, embedder):
+    with pytest.raises(InvalidInputError, match="keyword_search must be true or false"):
+        hybrid.search("x", user_id="u", keyword_search="yes")
+    config = {**sqlite_config(tmp_path / "d.db"), "retrieval": {"keyword_search": True}}
+    with Memory(config, embedder=embedder) as m:
+        m.add(NOTES, user_id="u", infer=False)
+        assert "keyword" in m.search("XJ-9000", user_id="u")["metadata"]["stages"]
+        assert "metadata" not in m.search("XJ-9000", user_id="u", keyword_search=False)
+
+
+def test_rerankers_are_chosen_by_config(tmp_path, embedder):
+    bad = {**sqlite_config(tmp_path / "x.db"), "retrieval": {"reranker": {"provider": "cross_encoder",
+                                                                           "config": {"model": "/no/such/model"}}}}
+    with Memory(bad, embedder=embedder) as m:
+        m.add("x", user_id="u", infer=False)
+        result = m.search("x", user_id="u", rerank=True)  # a misconfigured reranker degrades the search ...
+        assert "is not a directory" in result["metadata"]["original_error"]
+    with pytest.raises(ConfigError, match="unknown; known: maxsim"):
+        from memlane.config import load
+        from memlane.retrieval.rerank import create_reranker
+
+        create_reranker(load({"retrieval": {"reranker": {"provider": "bm42"}}}), None)
+
+
+def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
+    llm = {"provider": "openai", "config": {"model": "judge", "api_key": "k", "base_url": openai_server.base_url,
+                                            "max_retries": 0}}
+    config = {**sqlite_config(tmp_path / "l.db"), "llm": llm, "retrieval": {"reranker": {"provider": "llm"}}}
+    with Memory(config, embedder=embedder) as m:
+        m.add(["I play the cello", "I own a red bicycle", "My cat is called Miso"], user_id="u", infer=False)
+
+        def grade(request):
+            listing = request.json["messages"][-1]["content"]
+            lines = [line for line in listing.splitlines() if line[:1].isdigit()]
+            return Reply(json=chat_completion(json.dumps({"scores": [10 if "cello" in l else 1 for l in lines]})))
+
+        openai_server.route("/v1/chat/completions", grade)
+        assert texts(m.search("bicycle", user_id="u", rerank=True))[0] == "I play the cello"
+
+        def relevant(request):
+            listing = request.json["messages"][-1]["content"]
+            lines = [line for line in listing.splitlines() if line[:1].isdigit()]
+            return Reply(json=chat_completion(json.dumps({"relevant": [n for n, l in enumerate(lines) if "cat" in l]})))
+
+        openai_server.route("/v1/chat/completions", relevant)
+        assert texts(m.search("what pets?", user_id="u", filter_memories=True)) == ["My cat is called Miso"]
+        openai_server.route("/v1/chat/completions", lambda request: Reply.error(500))
+        degraded = m.search("what pets?", user_id="u", filter_memories=True)
+        assert degraded["metadata"]["fallback_used"] and len(degraded["results"]) == 3
