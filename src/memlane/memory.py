@@ -354,6 +354,8 @@ class Memory:
                  (("keyword_search", keyword_search), ("rerank", rerank), ("filter_memories", filter_memories))}
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             _validity(include_invalid, as_of))
+        if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
+            self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
         vector = self.embeddings.query(query)
         if not any(flags.values()):
             hits = self.store.search(vector, where, limit, threshold)
@@ -397,6 +399,12 @@ class Memory:
             item["scores"] = c.scores()
             results.append(item)
         return {"results": results, "metadata": trace.to_dict()}
+
+    def _maxsim_wanted(self) -> bool:
+        try:
+            return self._rerank_model().needs_tokens
+        except Exception:  # a broken reranker is reported by its stage, not here
+            return False
 
     def _rerank_model(self) -> Reranker:
         if self._reranker is None:

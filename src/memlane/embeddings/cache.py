@@ -2,13 +2,59 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from functools import lru_cache
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from memlane.embeddings.base import Embedder, unit_rows
 from memlane.vectors import pool_tokens
+
+#: query token vectors are kept unpooled up to this many word pieces
+QUERY_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    hits: int
+    misses: int
+    size: int
+
+
+class _LRU:
+    """A thread-safe least-recently-used map (queries repeat: agents ask the same things)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+            self.misses += 1
+            return None
+
+    def put(self, key: str, value: Any) -> None:
+        if not self.size:
+            return
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False  # shared by every caller that hits the cache
+    return array
 
 
 class Embeddings:
@@ -16,17 +62,17 @@ class Embeddings:
         self.embedder = embedder
         self.name = embedder.name
         self.dims = int(embedder.dims)
-        self._query = lru_cache(maxsize=cache_size)(self._embed_query) if cache_size else self._embed_query
-        self._query_tokens = lru_cache(maxsize=cache_size)(self._embed_query_tokens) if cache_size else self._embed_query_tokens
+        self._queries = _LRU(cache_size)
+        self._query_tokens = _LRU(cache_size)
+
+    @property
+    def has_tokens(self) -> bool:
+        return hasattr(self.embedder, "embed_with_tokens")
 
     def documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.empty((0, self.dims), dtype=np.float32)
         return unit_rows(self.embedder.embed(list(texts), "document"), len(texts), self.dims, self.name)
-
-    @property
-    def has_tokens(self) -> bool:
-        return hasattr(self.embedder, "embed_with_tokens")
 
     def documents_and_tokens(self, texts: Sequence[str], max_tokens: int) -> tuple[np.ndarray, list[np.ndarray]]:
         """Sentence vectors plus pooled unit token vectors (late interaction), one model pass."""
@@ -34,23 +80,24 @@ class Embeddings:
         matrix = unit_rows(sentences, len(texts), self.dims, self.name)
         return matrix, [pool_tokens(t, max_tokens) for t in tokens]
 
-    def query_tokens(self, text: str) -> np.ndarray:
-        return self._query_tokens(text)
-
-    def _embed_query_tokens(self, text: str) -> np.ndarray:
-        tokens = self.embedder.embed_with_tokens([text])[1][0]
-        tokens = pool_tokens(tokens, 64)
-        tokens.flags.writeable = False
-        return tokens
-
     def query(self, text: str) -> np.ndarray:
         """A read-only unit vector; repeated query texts come from the cache."""
-        return self._query(text)
-
-    def _embed_query(self, text: str) -> np.ndarray:
-        vector = unit_rows(self.embedder.embed([text], "query"), 1, self.dims, self.name)[0]
-        vector.flags.writeable = False  # shared by every caller that hits the cache
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = _frozen(unit_rows(self.embedder.embed([text], "query"), 1, self.dims, self.name)[0])
+            self._queries.put(text, vector)
         return vector
 
-    def cache_info(self):
-        return self._query.cache_info() if hasattr(self._query, "cache_info") else None
+    def query_tokens(self, text: str) -> np.ndarray:
+        """The query's token vectors (late interaction); the same model pass also fills ``query``'s cache."""
+        tokens = self._query_tokens.get(text)
+        if tokens is None:
+            sentences, raw = self.embedder.embed_with_tokens([text])
+            tokens = _frozen(pool_tokens(raw[0], QUERY_TOKENS))
+            self._query_tokens.put(text, tokens)
+            if self._queries.get(text) is None:
+                self._queries.put(text, _frozen(unit_rows(sentences, 1, self.dims, self.name)[0]))
+        return tokens
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self._queries.hits, self._queries.misses, len(self._queries._items))

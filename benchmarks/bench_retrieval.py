@@ -1,0 +1,141 @@
+"""Retrieval latency benchmark (issue 4): vector vs hybrid vs hybrid + MaxSim rerank at scale.
+
+Fills a store with ``--size`` memories over ``--users`` users. Texts are varied
+templated sentences (they feed the keyword index); vectors and token vectors
+are random unit vectors, which cost exactly what real ones cost to store and
+score (recall is measured separately, on LoCoMo, with the real model). Queries
+are embedded by the real local model; the per-stage timings come from the
+search's own ``metadata``.
+
+    python benchmarks/bench_retrieval.py [--size 100000] [--users 1000] [--queries 500] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from memlane import Memory  # noqa: E402
+from memlane.embeddings.local import LocalEmbedder  # noqa: E402
+from memlane.models import MemoryRecord  # noqa: E402
+from memlane.store import ChangeSet  # noqa: E402
+from memlane.timeutil import now_iso  # noqa: E402
+
+SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
+            "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
+PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
+PEOPLE = ["sister", "brother", "wife", "husband", "daughter", "son", "friend", "cousin", "manager", "neighbour"]
+TEMPLATES = [
+    "I spent the weekend {s} with my {p} near {l}",
+    "My {p} thinks {s} is the best way to relax",
+    "We booked a trip to {l} to try {s} in spring",
+    "I have been practising {s} every morning since moving to {l}",
+    "My {p} gave me a book about {s} for my birthday",
+]
+QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How often do I practise {s}?",
+           "Who gave me a book about {s}?", "What did we book in {l}?"]
+
+
+def sentence(rng: random.Random, templates: list[str]) -> str:
+    return rng.choice(templates).format(s=rng.choice(SUBJECTS), p=rng.choice(PEOPLE), l=rng.choice(PLACES))
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99)}
+
+
+def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:
+    nprng = np.random.default_rng(7)
+    started = time.perf_counter()
+    now = now_iso()
+    for start in range(0, size, 5000):
+        count = min(5000, size - start)
+        vectors = nprng.standard_normal((count, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        records = []
+        for i in range(count):
+            tokens = nprng.standard_normal((rng.randint(8, 24), 384)).astype(np.float32)
+            tokens /= np.linalg.norm(tokens, axis=1, keepdims=True)
+            text = sentence(rng, TEMPLATES)
+            records.append(MemoryRecord(id=str(uuid.uuid4()), text=text, hash="", created_at=now, updated_at=now,
+                                        user_id=f"user{(start + i) % users}", vector=vectors[i], token_vectors=tokens))
+        memory.store.apply(ChangeSet(inserts=records))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    rng = random.Random(11)
+    embedder = LocalEmbedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        config = {"vector_store": {"provider": "sqlite", "config": {"path": tmp}},
+                  "retrieval": {"store_token_vectors": True}}
+        memory = Memory(config, embedder=embedder)
+        fill_s = fill(memory, args.size, args.users, rng)
+        queries = [sentence(rng, QUERIES) + f" ({n})" for n in range(args.queries)]  # distinct: no cache hits
+        for q in queries[:20]:  # warm up the model, the caches and the reranker
+            memory.search(q, user_id="user1", limit=10, keyword_search=True, rerank=True)
+        modes = {"vector": {}, "hybrid": {"keyword_search": True}, "full": {"keyword_search": True, "rerank": True}}
+        timings: dict[str, dict[str, list[float]]] = {m: {"total_ms": [], "excl_embedding_ms": []} for m in modes}
+        stage_ms: dict[str, list[float]] = {"vector": [], "keyword": [], "rerank": []}
+        embed_ms: list[float] = []
+        for n, q in enumerate(queries):
+            user = f"user{rng.randrange(args.users)}"
+            t0 = time.perf_counter()
+            memory.embeddings.query(q)  # embedding alone (then cached for the three searches below)
+            embed_ms.append((time.perf_counter() - t0) * 1000)
+            for mode, flags in modes.items():
+                t1 = time.perf_counter()
+                result = memory.search(q, user_id=user, limit=10, **flags)
+                elapsed = (time.perf_counter() - t1) * 1000
+                timings[mode]["excl_embedding_ms"].append(elapsed)
+                timings[mode]["total_ms"].append(elapsed + embed_ms[-1])
+                for stage, entry in result.get("metadata", {}).get("stages", {}).items():
+                    if mode == "full":
+                        stage_ms[stage].append(entry["ms"])
+        memory.close()
+    vector_p95 = pct(timings["vector"]["excl_embedding_ms"], 0.95)
+    hybrid_p95 = pct(timings["hybrid"]["excl_embedding_ms"], 0.95)
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
+        "size": args.size, "users": args.users, "queries": args.queries, "fill_s": round(fill_s, 1),
+        "query_embedding_ms": summary(embed_ms),
+        "search": {mode: {k: summary(v) for k, v in t.items()} for mode, t in timings.items()},
+        "full_mode_stage_ms": {k: summary(v) for k, v in stage_ms.items() if v},
+        "hybrid_over_vector_p95_excl_embedding": round(hybrid_p95 / vector_p95, 2),
+        "hybrid_over_vector_p95_incl_embedding": round(pct(timings["hybrid"]["total_ms"], 0.95)
+                                                       / pct(timings["vector"]["total_ms"], 0.95), 2),
+        "rerank_added_p95_ms": round(pct(timings["full"]["excl_embedding_ms"], 0.95) - hybrid_p95, 2),
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
