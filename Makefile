@@ -7,7 +7,7 @@ STAMP := $(VENV)/.memlane-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test bench clean
+.PHONY: install run quickstart test bench bench-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,12 +15,16 @@ $(BIN)/python:
 # Re-install whenever the dependency list changes.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[local,dev,server]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# The REST server (mem0-compatible API, docs at /docs, MCP at /mcp) on the embedded default store.
 run: install
+	$(BIN)/memlane serve
+
+quickstart: install
 	$(BIN)/memlane quickstart
 
 test: install
@@ -28,6 +32,9 @@ test: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_core.py --sizes 10000,100000 --users 1000 --out benchmarks/last_core.json
+
+bench-server: install
+	$(BIN)/python benchmarks/bench_server.py --out benchmarks/last_server.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

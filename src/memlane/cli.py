@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -276,6 +278,22 @@ eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_
 app.add_typer(eval_app, name="eval")
 
 
+@contextmanager
+def _evaluation_memory(retrieval: dict[str, Any] | None = None) -> Iterator[Memory]:
+    """A Memory on a temporary store, configured by --config (plus evaluation defaults)."""
+    import tempfile
+
+    from memlane.config import load
+
+    settings = load(_state["config"])
+    if retrieval and "retrieval" not in (_state["config"] or {}):
+        settings.retrieval = settings.retrieval.model_copy(update=retrieval)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings.vector_store.config = {**settings.vector_store.config, "path": str(Path(tmp) / "eval.db")}
+        with Memory(settings) as memory:
+            yield memory
+
+
 @eval_app.command("reconcile")
 def eval_reconcile(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="reconcile cases (JSON Lines)"),
@@ -285,25 +303,19 @@ def eval_reconcile(
 
     Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
     """
-    import tempfile
+    from rich.table import Table
 
-    from memlane.config import load
     from memlane.evaluation import reconcile as evaluation
 
     try:
-        settings = load(_state["config"])
-        with tempfile.TemporaryDirectory() as tmp:
-            settings.vector_store.config = {**settings.vector_store.config, "path": str(Path(tmp) / "eval.db")}
-            with Memory(settings) as memory:
-                report = evaluation.run(memory, evaluation.load_cases(file))
+        with _evaluation_memory() as memory:
+            report = evaluation.run(memory, evaluation.load_cases(file))
     except MemlaneError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(1) from None
     if as_json:
         _print_json(report)
         return
-    from rich.table import Table
-
     table = Table(title=f"reconciliation cases · engine {report['engine']}")
     for column in ("case", "category", "lang", "result", "why"):
         table.add_column(column, overflow="fold")
@@ -316,6 +328,47 @@ def eval_reconcile(
     console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
 
 
+@eval_app.command("locomo")
+def eval_locomo(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
+    k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
+    mode: str = typer.Option("full", "--mode", help="vector | hybrid (keyword + vector) | full (hybrid + rerank)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Evidence recall@k over LoCoMo dialog turns, per category and overall (1-4), with search latency."""
+    from rich.table import Table
+
+    from memlane.evaluation import locomo
+
+    try:
+        ks = sorted({int(x) for x in k.split(",") if x.strip()})
+    except ValueError:
+        raise typer.BadParameter("a comma-separated list of integers", param_hint="--k") from None
+    if mode not in locomo.MODES or not ks or min(ks) < 1:
+        raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} and --k positive integers")
+    try:
+        with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
+            report = locomo.run(memory, locomo.load(file), ks=ks, mode=mode)
+    except MemlaneError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(1) from None
+    if as_json:
+        _print_json(report)
+        return
+    names = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+    table = Table(title=f"LoCoMo evidence recall · mode {mode} · {report['questions']} questions")
+    table.add_column("category")
+    for cut in ks:
+        table.add_column(f"R@{cut}", justify="right")
+    rows = [(f"{c} {names.get(c, '')}", v) for c, v in report["by_category"].items()]
+    rows.append(("overall (1-4)", report["overall_1_4"]))
+    for label, values in rows:
+        table.add_row(label, *(f"{values[f'R@{cut}']:.1f}" if values.get(f"R@{cut}") is not None else "-" for cut in ks))
+    console.print(table)
+    console.print(f"search latency p50 {report['search_ms'].get('p50')} ms, p95 {report['search_ms'].get('p95')} ms; "
+                  f"unmatched evidence ids: {report['unmatched_evidence']}")
+
+
 @command()
 def quickstart() -> None:
     """Import the bundled sample conversation and run a few searches."""
@@ -323,6 +376,154 @@ def quickstart() -> None:
 
     with _memory() as memory:
         qs.run(memory, console)
+
+
+# -- server faces: REST server, API keys, MCP ------------------------------------------------------------
+
+
+def _needs_server_extra(exc: ImportError) -> None:
+    errors.print(f"[red]error:[/red] this command needs the 'server' extra: pip install 'memlane[server]' "
+                 f"({escape(str(exc))})", highlight=False)
+    raise typer.Exit(1)
+
+
+@command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="address to bind (loopback by default)"),
+    port: int = typer.Option(18088, min=1, max=65535, help="port to listen on"),
+    workers: int = typer.Option(1, min=1, help="worker processes (each loads the embedding model)"),
+    no_auth: bool = typer.Option(False, "--no-auth",
+                                 help="no API keys: every request is admin of tenant 'default' (loopback only)"),
+    max_body_bytes: int = typer.Option(1 << 20, min=1, help="largest request body accepted (413 above)"),
+    mcp_user_id: Optional[str] = typer.Option(None, "--mcp-user-id",
+                                              help="user_id the /mcp tools use when a call names no scope"),
+    threads: Optional[int] = typer.Option(None, min=1, help="threads per worker for memory calls (default 40)"),
+    log_level: str = typer.Option("info", help="uvicorn log level"),
+) -> None:
+    """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp."""
+    try:
+        import uvicorn
+
+        from memlane.keys import KeyStore
+        from memlane.server.app import ServerSettings, create_app, is_loopback
+    except ImportError as exc:
+        _needs_server_extra(exc)
+    if no_auth and not is_loopback(host):
+        errors.print(f"[red]error:[/red] --no-auth serves every request without a key; it is refused together with "
+                     f"the non-loopback --host {escape(host)}. Create keys instead: memlane keys create --tenant NAME",
+                     highlight=False)
+        raise typer.Exit(2)
+    settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=_state["config"],
+                              mcp_user_id=mcp_user_id, host=host, threads=threads)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}"
+    console.print(f"[bold]memlane server[/bold]  {url}", highlight=False, soft_wrap=True)
+    console.print(f"  API docs      {url}/docs", highlight=False, soft_wrap=True)
+    console.print(f"  MCP           {url}/mcp  (streamable HTTP)", highlight=False, soft_wrap=True)
+    console.print(f"  stores        {settings.home / 'tenants'}/<tenant>.db", highlight=False, soft_wrap=True)
+    if no_auth:
+        console.print("  auth          [yellow]off (--no-auth)[/yellow]: every request is admin of tenant 'default'",
+                      soft_wrap=True)
+    else:
+        active = KeyStore(settings.home / "keys.db").count()
+        console.print(f"  API keys      {active} active; create one with: memlane keys create --tenant NAME [--admin]",
+                      highlight=False, soft_wrap=True)
+        console.print("                send it as 'Authorization: Bearer <key>' (or 'X-API-Key: <key>')",
+                      highlight=False, soft_wrap=True)
+    # uvicorn's logging, plus memlane's own loggers (request ids of failed requests, MCP tool failures)
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["loggers"]["memlane"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    if workers == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config)
+    else:  # worker processes build the app themselves from the environment
+        os.environ.update(settings.to_env())
+        uvicorn.run("memlane.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
+                    log_level=log_level, log_config=log_config)
+
+
+keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
+                       no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+def _key_store() -> Any:
+    from memlane.config import memlane_home
+    from memlane.keys import KeyStore
+
+    return KeyStore(memlane_home() / "keys.db")
+
+
+def _keys_command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*a: Any, **k: Any) -> Any:
+            try:
+                return fn(*a, **k)
+            except MemlaneError as exc:
+                errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+                raise typer.Exit(1) from None
+
+        return keys_app.command(name)(run)
+
+    return register
+
+
+@_keys_command("create")
+def keys_create(
+    tenant: str = typer.Option(..., "--tenant", "-t", help="the tenant the key acts for (letters, digits, _ or -)"),
+    admin: bool = typer.Option(False, "--admin", help="may reset the tenant and list across all its users"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Create an API key. The key is printed once: only its hash is stored."""
+    key, info = _key_store().create(tenant, admin=admin)
+    if as_json:
+        _print_json({"key": key, **info.to_dict()})
+        return
+    sys.stdout.write(key + "\n")
+    errors.print(f"[green]created[/green] {info.id} for tenant [bold]{escape(info.tenant)}[/bold]"
+                 f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False)
+
+
+@_keys_command("list")
+def keys_list(as_json: bool = JsonOpt) -> None:
+    """List keys (id, prefix, tenant, admin, created, revoked); never the keys themselves."""
+    stored = _key_store().list()
+    if as_json:
+        _print_json([k.to_dict() for k in stored])
+        return
+    from rich.table import Table
+
+    table = Table(title="API keys")
+    for column in ("id", "prefix", "tenant", "admin", "created", "revoked"):
+        table.add_column(column, no_wrap=column in ("id", "prefix"), overflow="fold")
+    for k in stored:
+        table.add_row(k.id, k.prefix + "…", escape(k.tenant), "yes" if k.admin else "",
+                      k.created_at[:16].replace("T", " "), k.revoked_at[:16].replace("T", " ") if k.revoked_at else "")
+    console.print(table if stored else "[dim]no API keys; create one with memlane keys create --tenant NAME[/dim]")
+
+
+@_keys_command("revoke")
+def keys_revoke(key_id: str = typer.Argument(..., help="the key's id (see memlane keys list)"),
+                as_json: bool = JsonOpt) -> None:
+    """Revoke a key; the server refuses it from the next request on."""
+    info = _key_store().revoke(key_id)
+    if as_json:
+        _print_json(info.to_dict())
+    else:
+        console.print(f"revoked {info.id} (tenant {escape(info.tenant)}) at {info.revoked_at}", highlight=False)
+
+
+@command("mcp")
+def mcp_(
+    user_id: Optional[str] = typer.Option(None, "--user-id", help="user_id used when a tool call names no scope"),
+) -> None:
+    """Serve the MCP tools over stdio (for Claude Desktop, IDEs and other MCP clients)."""
+    try:
+        from memlane.mcp_server.server import run_stdio
+    except ImportError as exc:
+        _needs_server_extra(exc)
+    with _memory() as memory:
+        run_stdio(memory, default_user_id=user_id)
 
 
 def main() -> None:

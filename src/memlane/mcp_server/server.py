@@ -1,0 +1,183 @@
+"""memlane's MCP server (official ``mcp`` SDK): eight memory tools for agents.
+
+``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says which
+``Memory`` a call acts on. Over stdio (``memlane mcp``) that is the local
+store; mounted in the REST server at ``/mcp`` it is the tenant of the API key
+that made the HTTP request. The tool bodies are in ``tools.py``.
+
+A tool that fails returns an MCP tool error (``isError``) with a readable
+message; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Optional, Union
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from memlane import __version__
+from memlane.mcp_server import tools
+from memlane.memory import Memory
+from memlane.models import MEMORY_TYPES
+
+log = logging.getLogger("memlane.mcp")
+
+Resolver = Callable[[Optional[Context]], tools.Caller]
+
+INSTRUCTIONS = """memlane is a long-term memory for this conversation's user (and agent).
+Call search_memories before answering questions that may depend on what you know about the user;
+call add_memory with the user's messages when they share lasting facts, preferences or changes.
+Memories belong to a scope: user_id, agent_id and/or run_id. When the server has a default user,
+calls that name no scope use it."""
+
+UserId = Annotated[Optional[str], Field(description="the user the memories belong to (default: the server's user)")]
+AgentId = Annotated[Optional[str], Field(description="the agent the memories belong to")]
+RunId = Annotated[Optional[str], Field(description="the run / session the memories belong to")]
+Filters = Annotated[Optional[dict[str, Any]], Field(
+    description='memlane filter: {"category": "food"}, {"level": {"gte": 3}}, {"OR": [...]}, '
+                '{"NOT": [...]}, {"created_at": {"gte": "2026-01-01"}}; scope keys (user_id, ...) may go here too')]
+MemoryId = Annotated[str, Field(description="the memory's id (from search_memories or list_memories)",
+                                min_length=1, max_length=256)]
+Limit = Annotated[Union[int, float, str, None], Field(
+    description="how many memories to return; a missing or invalid value falls back to the default with a warning")]
+
+
+Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
+                                                      '"content": "...", "name"?: "..."}')]
+
+
+def _call(action: Callable[[], Any]) -> Any:
+    try:
+        return action()
+    except tools.ToolFailure as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+    def add_memory(
+        ctx: Context,
+        messages: Annotated[Union[str, list[Message]], Field(
+            description="what to remember: the user's message as text, or a conversation as a list of messages")],
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        metadata: Annotated[Optional[dict[str, Any]], Field(description="JSON object stored with the memories")] = None,
+        infer: Annotated[bool, Field(description="true: extract and reconcile facts (ADD / UPDATE / DELETE); "
+                                                 "false: store each message verbatim")] = True,
+        memory_type: Annotated[Optional[Literal[MEMORY_TYPES]], Field(  # type: ignore[valid-type]
+            description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
+    ) -> dict[str, Any]:
+        """Remember a conversation: extract lasting facts and reconcile them with what is already known
+        (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
+        kept verbatim. Returns the changes made (results: id, memory, event) and the facts extracted."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                              metadata=metadata, infer=infer, memory_type=memory_type))
+
+    @server.tool(annotations=read_only)
+    def search_memories(
+        ctx: Context,
+        query: Annotated[str, Field(description="what to look for, in natural language")],
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        filters: Filters = None,
+        limit: Limit = tools.DEFAULT_SEARCH_LIMIT,
+        threshold: Annotated[Optional[float], Field(
+            description="minimum similarity score (cosine, -1..1; 0.2-0.3 keeps only related memories)")] = None,
+        keyword_search: Annotated[bool, Field(description="also match keywords (reported as unavailable when "
+                                                          "this memlane has no keyword stage)")] = False,
+        rerank: Annotated[bool, Field(description="re-rank the results (reported as unavailable when this "
+                                                  "memlane has no reranker)")] = False,
+        filter_memories: Annotated[bool, Field(description="drop weakly related results (reported as "
+                                                           "unavailable when not provided)")] = False,
+    ) -> dict[str, Any]:
+        """Find the memories most related to a query, best first, each with a similarity score.
+        The result's metadata says which retrieval stages ran, which were unavailable or failed
+        (fallback_used: standard semantic search was used instead), warnings and timings in ms."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.search_memories(
+            caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
+            threshold=threshold, keyword_search=keyword_search, rerank=rerank, filter_memories=filter_memories))
+
+    @server.tool(annotations=read_only)
+    def get_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
+        """One memory by id: its text, scope, metadata and timestamps."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.get_memory(caller, memory_id))
+
+    @server.tool(annotations=read_only)
+    def list_memories(
+        ctx: Context,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        filters: Filters = None,
+        limit: Limit = tools.DEFAULT_LIST_LIMIT,
+        include_invalid: Annotated[bool, Field(description="also list memories that were invalidated "
+                                                           "(contradicted or retracted)")] = False,
+    ) -> dict[str, Any]:
+        """Every memory of a scope, newest first (optionally filtered by metadata or fields)."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.list_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                                 filters=filters, limit=limit, include_invalid=include_invalid))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                             open_world_hint=False))
+    def update_memory(
+        ctx: Context,
+        memory_id: MemoryId,
+        text: Annotated[Optional[str], Field(description="the new text of the memory")] = None,
+        metadata: Annotated[Optional[dict[str, Any]], Field(description="new metadata (replaces the old)")] = None,
+    ) -> dict[str, Any]:
+        """Change a memory's text and/or metadata. The old text stays in its history. Returns the memory."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.update_memory(caller, memory_id, text=text, metadata=metadata))
+
+    @server.tool(annotations=destructive)
+    def delete_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
+        """Delete one memory (its history is kept)."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.delete_memory(caller, memory_id))
+
+    @server.tool(annotations=destructive)
+    def delete_all_memories(
+        ctx: Context,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        filters: Filters = None,
+    ) -> dict[str, Any]:
+        """Delete every memory of a scope (the server's default user when no scope is given), or only
+        those matching filters. History is kept. Returns how many were deleted."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.delete_all_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                                       filters=filters))
+
+    @server.tool(annotations=read_only)
+    def memory_history(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
+        """Every change of a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.memory_history(caller, memory_id))
+
+    return server
+
+
+def local_server(memory: Memory, *, default_user_id: str | None = None) -> MCPServer:
+    """The stdio server of ``memlane mcp``: every call acts on one local ``Memory``."""
+    caller = tools.Caller(memory=memory, admin=True, default_user_id=default_user_id)
+    return build_server(lambda ctx: caller)
+
+
+def run_stdio(memory: Memory, *, default_user_id: str | None = None) -> None:
+    local_server(memory, default_user_id=default_user_id).run("stdio")

@@ -1,0 +1,61 @@
+"""Who is asking, which tenant's ``Memory`` answers, and what needs an admin key.
+
+Handlers call ``tenant_memory(request)`` inside their (threadpool) body: the
+only ``Memory`` a request can reach is its own tenant's.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from memlane.errors import InvalidInputError
+from memlane.keys import Principal
+from memlane.memory import Memory
+from memlane.server.middleware import PRINCIPAL
+from memlane.tenancy import Tenants, widens_scope
+
+
+def principal(request: Request) -> Principal:
+    found = request.scope.get(PRINCIPAL)
+    if found is None:  # only public paths skip authentication; a handler here is a wiring bug
+        raise RuntimeError("request reached a protected handler without a principal")
+    return found
+
+
+def tenant_memory(request: Request) -> Memory:
+    tenants: Tenants = request.app.state.tenants
+    return tenants.memory(principal(request).tenant)
+
+
+def require_admin(request: Request, what: str) -> None:
+    if not principal(request).admin:
+        raise HTTPException(403, f"{what} needs an admin API key (memlane keys create --tenant NAME --admin)")
+
+
+def check_scope(request: Request, filters: Mapping[str, Any] | None) -> None:
+    """Listing, searching or deleting across every user of a tenant is for admin keys only."""
+    if widens_scope(filters):
+        require_admin(request, "a wildcard scope (e.g. filters {\"user_id\": \"*\"})")
+
+
+def json_param(value: str | None, field: str) -> dict[str, Any] | None:
+    """A filter dict sent in a query string: JSON, or (as the mem0 client sends it) a Python
+    literal such as ``{'user_id': 'alice'}``, read with ``ast.literal_eval`` (never ``eval``)."""
+    if value is None or value == "":
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise InvalidInputError(f"{field} must be a JSON object, got {value[:200]!r}", field=field) from None
+    if not isinstance(parsed, dict):
+        raise InvalidInputError(f"{field} must be a JSON object, got {type(parsed).__name__}", field=field)
+    return parsed

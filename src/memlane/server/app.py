@@ -1,0 +1,217 @@
+"""The REST server: ``create_app(settings)`` builds the FastAPI application.
+
+    memlane serve                       # http://127.0.0.1:18088, docs at /docs
+    uvicorn --factory memlane.server.app:app_from_env   # settings from MEMLANE_* variables
+
+Layout of ``settings.home``::
+
+    keys.db               API keys (hashed)
+    tenants/<name>.db     one store per tenant
+
+Every route calls one ``Memory`` method of the request's tenant; the MCP
+streamable-HTTP endpoint is mounted at ``/mcp`` behind the same API keys.
+"""
+
+from __future__ import annotations
+
+import gc
+import ipaddress
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import anyio
+from fastapi import FastAPI
+from starlette.routing import Route
+
+from memlane import __version__
+from memlane import config as config_mod
+from memlane.config import HOME_ENV, memlane_home
+from memlane.embeddings import Embedder, create_embedder
+from memlane.keys import KeyStore
+from memlane.server import errors, platform, routes
+from memlane.server.batching import BatchingEmbedder
+from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
+from memlane.tenancy import DEFAULT_TENANT, Tenants
+
+log = logging.getLogger("memlane.server")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 18088
+DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerSettings:
+    home: Path = field(default_factory=memlane_home)
+    #: False: every request acts as the admin of tenant "default" (local development only)
+    auth: bool = True
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    #: the mem0-style configuration every tenant's Memory uses (its store path is set per tenant)
+    config: Optional[dict[str, Any]] = None
+    mcp: bool = True
+    #: user_id the /mcp tools use when a call names no scope
+    mcp_user_id: Optional[str] = None
+    #: the address the server binds to (loopback binds get DNS-rebinding protection on /mcp)
+    host: str = DEFAULT_HOST
+    #: load the embedding model at startup rather than on the first request
+    warm_up: bool = True
+    #: embed concurrent requests' texts in one model call (see batching.py)
+    batch_embeddings: bool = True
+    #: worker threads for the blocking Memory calls (None: anyio's default, 40). Fewer threads contend
+    #: less for the GIL (cached searches get faster); more let more queries share one embedding batch.
+    threads: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        self.home = Path(self.home).expanduser()
+        if self.max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be positive")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be positive")
+
+    @classmethod
+    def from_env(cls) -> "ServerSettings":
+        """Settings for ``uvicorn --factory`` (``memlane serve --workers N`` passes them this way)."""
+        env = os.environ
+        config = env.get("MEMLANE_SERVER_CONFIG")
+        return cls(
+            home=Path(env[HOME_ENV]) if env.get(HOME_ENV) else memlane_home(),
+            auth=env.get("MEMLANE_SERVER_NO_AUTH", "") not in ("1", "true", "yes"),
+            max_body_bytes=int(env.get("MEMLANE_SERVER_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
+            config=json.loads(config) if config else None,
+            mcp_user_id=env.get("MEMLANE_MCP_USER_ID") or None,
+            host=env.get("MEMLANE_SERVER_HOST", DEFAULT_HOST),
+            threads=int(env["MEMLANE_SERVER_THREADS"]) if env.get("MEMLANE_SERVER_THREADS") else None,
+        )
+
+    def to_env(self) -> dict[str, str]:
+        env = {HOME_ENV: str(self.home), "MEMLANE_SERVER_MAX_BODY_BYTES": str(self.max_body_bytes),
+               "MEMLANE_SERVER_HOST": self.host}
+        if not self.auth:
+            env["MEMLANE_SERVER_NO_AUTH"] = "1"
+        if self.config is not None:
+            env["MEMLANE_SERVER_CONFIG"] = json.dumps(self.config)
+        if self.mcp_user_id:
+            env["MEMLANE_MCP_USER_ID"] = self.mcp_user_id
+        if self.threads:
+            env["MEMLANE_SERVER_THREADS"] = str(self.threads)
+        return env
+
+
+DESCRIPTION = """Long-term memory for AI agents, self-hosted and mem0-compatible.
+
+Send an API key with every request: `Authorization: Bearer <key>` (or `Token <key>`, or
+`X-API-Key: <key>`). Create one with `memlane keys create --tenant NAME`. Each key belongs
+to a tenant; a tenant only ever sees its own memories. Errors are `{"detail": ...}`;
+every response carries an `X-Request-ID`.
+
+The official mem0 client works too: `MemoryClient(api_key=KEY, host="http://HOST:PORT")`.
+MCP (streamable HTTP) is served at `/mcp`.
+"""
+
+
+def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | None = None,
+               tenants: Tenants | None = None) -> FastAPI:
+    """The application. ``embedder`` is shared by every tenant (tests pass an already loaded one)."""
+    settings = settings or ServerSettings()
+    if tenants is None:
+        if embedder is None:
+            embedder = create_embedder(config_mod.load(settings.config).embedder)
+        if settings.batch_embeddings:
+            embedder = BatchingEmbedder(embedder)
+        tenants = Tenants(settings.home, settings.config, embedder=embedder)
+    keys = KeyStore(settings.home / "keys.db") if settings.auth else None
+    mcp_manager = _mcp_manager(settings, tenants) if settings.mcp else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if mcp_manager is not None:
+                await stack.enter_async_context(mcp_manager.run())
+            if settings.warm_up:
+                await anyio.to_thread.run_sync(_warm_up, tenants)
+            # The model and libraries are millions of long-lived objects; a full garbage collection
+            # walking them stalls every request for a few hundred ms. Exempt what exists now.
+            gc.collect()
+            gc.freeze()
+            if settings.threads:
+                anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+            try:
+                yield
+            finally:
+                tenants.close()
+                if keys is not None:
+                    keys.close()
+
+    app = FastAPI(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                  redirect_slashes=False)
+    app.state.settings = settings
+    app.state.tenants = tenants
+    app.state.keys = keys
+    errors.install(app)
+    app.include_router(routes.router)
+    app.include_router(platform.router)
+    if mcp_manager is not None:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+        app.router.routes.append(Route("/mcp", endpoint=StreamableHTTPASGIApp(mcp_manager), include_in_schema=False))
+    # add_middleware wraps: the last added runs first
+    app.add_middleware(Authenticate, keys=keys, no_auth_tenant=None if settings.auth else DEFAULT_TENANT)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestContext)
+    return app
+
+
+def _warm_up(tenants: Tenants) -> None:
+    try:
+        tenants.embedder.embed(["warm up"], "query")
+    except Exception as exc:  # a remote embedder may be down now and up later: serve anyway
+        log.warning("could not warm up the embedder %s: %s", getattr(tenants.embedder, "name", "?"), exc)
+
+
+def app_from_env() -> FastAPI:
+    return create_app(ServerSettings.from_env())
+
+
+def _mcp_manager(settings: ServerSettings, tenants: Tenants) -> Any:
+    """The MCP tools behind ``/mcp``: each call acts on the tenant of the key that sent the HTTP request."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from memlane.mcp_server import tools
+    from memlane.mcp_server.server import build_server
+
+    def resolve(ctx: Any) -> tools.Caller:
+        request = ctx.request_context.request if ctx is not None else None
+        principal = request.scope.get(PRINCIPAL) if request is not None else None
+        if principal is None:  # the Authenticate middleware guards /mcp; this is only a second lock
+            raise ToolError("not authenticated")
+        return tools.Caller(memory=tenants.memory(principal.tenant), admin=principal.admin,
+                            default_user_id=settings.mcp_user_id)
+
+    server = build_server(resolve)
+    security = None
+    if is_loopback(settings.host):  # a browser page must not reach a loopback server through DNS rebinding
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    # builds the SDK's session manager (the Starlette app it returns is not used: /mcp is mounted directly)
+    server.streamable_http_app(streamable_http_path="/mcp", transport_security=security, host=settings.host,
+                               max_request_body_size=settings.max_body_bytes)
+    return server.session_manager

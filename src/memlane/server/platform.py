@@ -1,0 +1,171 @@
+"""The mem0 *platform* API, as the official client (``mem0.MemoryClient``) speaks it.
+
+``MemoryClient(api_key=KEY, host="http://127.0.0.1:18088")`` works against
+memlane for construction, add, search, get, get_all, update, delete,
+delete_all and history. The wire details are in
+``shared/reference/mem0-client-api.md``; in short:
+
+* exact paths with trailing slashes, no redirects; every 2xx has a JSON body;
+* entity ids (``user_id`` / ``agent_id`` / ``run_id``) arrive top-level or in
+  ``filters``; unknown body fields are ignored (the client forwards every
+  keyword argument verbatim);
+* ``delete_all`` sends ``filters`` in the query string as a Python ``repr``;
+* ``add`` answers synchronously (``status: SUCCEEDED``) instead of queueing.
+
+``app_id`` has no counterpart in memlane (scopes are user, agent and run), so
+it is refused rather than ignored: ignoring it would widen the scope silently.
+The 1.x client's paths (``POST /v1/memories/``, ``/v2/memories/search/``,
+``/v2/memories/``) are served too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from fastapi import APIRouter, Path, Query, Request
+
+from memlane.errors import InvalidInputError, MemoryNotFoundError, ScopeError
+from memlane.server import schemas
+from memlane.server.access import check_scope, json_param, principal, tenant_memory
+
+router = APIRouter(tags=["mem0 platform compatibility"])
+
+ENTITY_KEYS = ("user_id", "agent_id", "run_id")
+MemoryId = Path(..., max_length=schemas.MAX_ID_CHARS)
+
+
+def _refuse_app_id(app_id: Any, filters: Any) -> None:
+    if app_id is not None or _mentions(filters, "app_id"):
+        raise InvalidInputError("app_id is not supported: memlane scopes memories by user_id, agent_id and run_id",
+                                field="app_id")
+
+
+def _mentions(value: Any, key: str) -> bool:
+    if isinstance(value, Mapping):
+        return key in value or any(_mentions(v, key) for v in value.values())
+    if isinstance(value, list):
+        return any(_mentions(v, key) for v in value)
+    return False
+
+
+def _ids(body: Any) -> dict[str, Any]:
+    return {key: getattr(body, key) for key in ENTITY_KEYS if getattr(body, key, None) is not None}
+
+
+@router.get("/v1/ping/", summary="Key check and project of the mem0 client")
+def ping(request: Request) -> dict[str, Any]:
+    return {"status": "ok", "org_id": "memlane", "project_id": principal(request).tenant, "user_email": None}
+
+
+@router.post("/v3/memories/add/", summary="mem0 client add")
+@router.post("/v1/memories/", summary="mem0 client add (1.x clients)", include_in_schema=False)
+def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
+    _refuse_app_id(body.app_id, body.filters)
+    ids = _ids(body)
+    for key, value in (body.filters or {}).items():
+        if key not in ENTITY_KEYS:
+            raise InvalidInputError(f"add takes only user_id, agent_id and run_id in filters, got {key!r}",
+                                    field=f"filters.{key}")
+        if key in ids and ids[key] != value:
+            raise ScopeError(f"{key} is given twice with different values ({ids[key]!r} and filters {value!r})",
+                             field=key)
+        ids[key] = value
+    outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
+                                         memory_type=body.memory_type, **ids)
+    results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
+    answer = {**outcome, "status": "SUCCEEDED" if outcome["status"] == "ok" else "FAILED",
+              "event_id": str(uuid.uuid4()), "results": results}
+    answer["message"] = ("memories processed" if outcome["status"] == "ok"
+                         else f"memory formation failed: {outcome.get('reason', '')}; the messages are stored")
+    return answer
+
+
+@router.post("/v3/memories/search/", summary="mem0 client search")
+@router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", include_in_schema=False)
+def search(body: schemas.PlatformSearch, request: Request) -> dict[str, Any]:
+    _refuse_app_id(body.app_id, body.filters)
+    check_scope(request, body.filters)
+    limit = body.limit if "limit" in body.model_fields_set and "top_k" not in body.model_fields_set else body.top_k
+    return tenant_memory(request).search(body.query.strip(), filters=body.filters, limit=limit or 10,
+                                         threshold=body.threshold, include_invalid=body.show_expired, **_ids(body))
+
+
+@router.post("/v3/memories/", summary="mem0 client get_all")
+@router.post("/v2/memories/", summary="mem0 client get_all (1.x clients)", include_in_schema=False)
+def get_all(
+    body: schemas.PlatformList,
+    request: Request,
+    page: Optional[int] = Query(None, ge=1),
+    page_size: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS),
+) -> dict[str, Any]:
+    _refuse_app_id(body.app_id, body.filters)
+    check_scope(request, body.filters)
+    memory = tenant_memory(request)
+    everything = memory.get_all(filters=body.filters, limit=memory.limits.max_results,
+                                include_invalid=body.show_expired, **_ids(body))["results"]
+    if page is None and page_size is None:
+        return {"count": len(everything), "next": None, "previous": None, "results": everything}
+    page, size = page or 1, page_size or 100
+    start = (page - 1) * size
+
+    def link(number: int) -> str:
+        return str(request.url.include_query_params(page=number, page_size=size))
+
+    return {"count": len(everything),
+            "next": link(page + 1) if start + size < len(everything) else None,
+            "previous": link(page - 1) if page > 1 else None,
+            "results": everything[start:start + size]}
+
+
+@router.get("/v1/memories/{memory_id}/", summary="mem0 client get")
+def get(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    item = tenant_memory(request).get(memory_id)
+    if item is None:
+        raise MemoryNotFoundError(memory_id)
+    return item
+
+
+@router.put("/v1/memories/{memory_id}/", summary="mem0 client update")
+def update(body: schemas.PlatformUpdate, request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    for field in ("timestamp", "expiration_date"):
+        if getattr(body, field) is not None:
+            raise InvalidInputError(f"{field} is not supported by memlane; send text and/or metadata", field=field)
+    return tenant_memory(request).update(memory_id, text=body.text, metadata=body.metadata)
+
+
+@router.delete("/v1/memories/{memory_id}/", summary="mem0 client delete")
+def delete(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    return tenant_memory(request).delete(memory_id)
+
+
+@router.delete("/v1/memories/", summary="mem0 client delete_all")
+def delete_all(
+    request: Request,
+    user_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    filters: Optional[str] = Query(None, max_length=65_536, description="a dict (JSON or Python repr)"),
+    metadata: Optional[str] = Query(None, max_length=65_536, description="metadata to match (JSON or Python repr)"),
+) -> dict[str, Any]:
+    parsed = json_param(filters, "filters")
+    _refuse_app_id(app_id, parsed)
+    wanted = json_param(metadata, "metadata")
+    if wanted:
+        parsed = dict(parsed or {})
+        for key, value in wanted.items():
+            if key in parsed:
+                raise InvalidInputError(f"metadata key {key!r} is also in filters; give it once", field="metadata")
+            parsed[key] = value
+    check_scope(request, parsed)
+    return tenant_memory(request).delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed)
+
+
+@router.get("/v1/memories/{memory_id}/history/", summary="mem0 client history")
+def history(request: Request, memory_id: str = MemoryId) -> list[dict[str, Any]]:
+    events = tenant_memory(request).history(memory_id)
+    if not events:
+        raise MemoryNotFoundError(memory_id)
+    return events

@@ -1,0 +1,130 @@
+"""The mem0 open-source server's endpoints. Each handler is a plain ``def`` (FastAPI
+runs it in its threadpool, so blocking ``Memory`` calls never stall the event loop)
+and calls exactly one ``Memory`` method of the request's tenant."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from fastapi import APIRouter, Path, Query, Request
+
+from memlane import __version__
+from memlane.errors import InvalidInputError, MemoryNotFoundError
+from memlane.server import schemas
+from memlane.server.access import check_scope, json_param, require_admin, tenant_memory
+
+router = APIRouter()
+
+MemoryId = Path(..., max_length=schemas.MAX_ID_CHARS, description="the memory's id")
+UserQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="user_id scope")
+AgentQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="agent_id scope")
+RunQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="run_id scope")
+FiltersQ = Query(None, max_length=65_536, description='filter as JSON, e.g. {"category": "food"}')
+
+
+@router.get("/health", tags=["server"], summary="Liveness check (no API key needed)")
+def health() -> dict[str, Any]:
+    return {"status": "ok", "version": __version__}
+
+
+@router.post("/memories", tags=["memories"], summary="Remember a conversation")
+def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]:
+    """Keeps the messages verbatim, then extracts and reconciles facts (``infer``) or stores
+    each message as a memory. Returns ``Memory.add``'s result: ``results`` (ADD / UPDATE /
+    DELETE events), ``status``, ``facts``, ``unchanged``, ``message_ids``."""
+    messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
+                                                                      for m in body.messages]
+    return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
+                                      metadata=body.metadata, infer=body.infer, memory_type=body.memory_type)
+
+
+@router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")
+def list_memories(
+    request: Request,
+    user_id: Optional[str] = UserQ, agent_id: Optional[str] = AgentQ, run_id: Optional[str] = RunQ,
+    filters: Optional[str] = FiltersQ,
+    limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
+    include_invalid: bool = Query(False, description="also list invalidated memories"),
+) -> dict[str, Any]:
+    parsed = json_param(filters, "filters")
+    check_scope(request, parsed)
+    return tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
+                                          limit=limit, include_invalid=include_invalid)
+
+
+@router.get("/memories/{memory_id}", tags=["memories"], summary="One memory")
+def get_memory(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    item = tenant_memory(request).get(memory_id)
+    if item is None:
+        raise MemoryNotFoundError(memory_id)
+    return item
+
+
+@router.put("/memories/{memory_id}", tags=["memories"], summary="Change a memory's text and/or metadata")
+def update_memory(body: schemas.MemoryUpdate, request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    """Returns the updated memory; the old text stays in its history."""
+    return tenant_memory(request).update(memory_id, text=body.text, metadata=body.metadata)
+
+
+@router.delete("/memories/{memory_id}", tags=["memories"], summary="Delete a memory (its history is kept)")
+def delete_memory(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+    return tenant_memory(request).delete(memory_id)
+
+
+@router.delete("/memories", tags=["memories"], summary="Delete every memory of a scope")
+def delete_memories(
+    request: Request,
+    user_id: Optional[str] = UserQ, agent_id: Optional[str] = AgentQ, run_id: Optional[str] = RunQ,
+    filters: Optional[str] = FiltersQ,
+    purge: bool = Query(False, description="also erase the scope's history and stored messages"),
+) -> dict[str, Any]:
+    parsed = json_param(filters, "filters")
+    check_scope(request, parsed)
+    return tenant_memory(request).delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
+                                             purge=purge)
+
+
+@router.get("/memories/{memory_id}/history", tags=["memories"], summary="Every change of a memory, oldest first")
+def memory_history(request: Request, memory_id: str = MemoryId) -> list[dict[str, Any]]:
+    events = tenant_memory(request).history(memory_id)
+    if not events:  # history outlives the memory: no event at all means the id was never known here
+        raise MemoryNotFoundError(memory_id)
+    return events
+
+
+@router.post("/search", tags=["memories"], summary="Search a scope's memories by meaning")
+def search_memories(body: schemas.SearchRequest, request: Request) -> dict[str, Any]:
+    """``score`` is the cosine similarity of query and memory; ``threshold`` keeps
+    ``score >= threshold``. ``limit`` (or its alias ``top_k``) defaults to 100."""
+    if body.limit is not None and body.top_k is not None and body.limit != body.top_k:
+        raise InvalidInputError("give limit or top_k (its alias), not two different values", field="top_k")
+    check_scope(request, body.filters)
+    limit = body.limit or body.top_k or 100
+    return tenant_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
+                                         run_id=body.run_id, filters=body.filters, limit=limit,
+                                         threshold=body.threshold, include_invalid=body.include_invalid,
+                                         as_of=body.as_of)
+
+
+@router.get("/messages", tags=["memories"], summary="The raw messages stored for a scope, oldest first")
+def list_messages(
+    request: Request,
+    user_id: Optional[str] = UserQ, agent_id: Optional[str] = AgentQ, run_id: Optional[str] = RunQ,
+    limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
+) -> list[dict[str, Any]]:
+    return tenant_memory(request).get_messages(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit)
+
+
+@router.post("/reset", tags=["admin"], summary="Erase every memory, history event and message of the tenant")
+def reset(request: Request) -> dict[str, Any]:
+    require_admin(request, "reset")
+    tenant_memory(request).reset()
+    return {"message": "All memories reset"}
+
+
+@router.get("/info", tags=["admin"], summary="Store, embedder and counts of the tenant")
+def info(request: Request) -> dict[str, Any]:
+    require_admin(request, "info")
+    details = tenant_memory(request).info()
+    details["store"] = str(details["store"]).rsplit("/", 1)[-1]  # the tenant's file name, not the server's layout
+    return details

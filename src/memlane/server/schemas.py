@@ -1,0 +1,127 @@
+"""Request bodies of the REST API (the mem0 open-source server's shapes).
+
+pydantic checks types and sizes here; what the values mean (ids without
+whitespace, metadata rules, thresholds in [-1, 1], filter syntax) is checked
+by ``Memory`` itself, so the SDK, the CLI and the server reject the same input
+with the same message. Unknown fields are rejected: a misspelt ``user_id``
+must not silently become a different request.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+
+from memlane.models import MEMORY_TYPES
+
+MAX_ID_CHARS = 256
+MAX_TEXT_CHARS = 1_000_000  # the body limit bounds it first; Memory applies limits.max_text_chars
+MAX_MESSAGES = 10_000
+MAX_RESULTS = 10_000
+
+
+def _int_to_str(value: Any) -> Any:
+    """Ids may be sent as integers (mem0 accepts them); they are strings from here on."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Id = Annotated[Optional[str], BeforeValidator(_int_to_str), Field(max_length=MAX_ID_CHARS)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageIn(Strict):
+    role: Literal["user", "assistant", "system", "tool"] = Field(description="who said it")
+    content: Text = Field(description="what was said")
+    name: Id = Field(None, description="the speaker's name (becomes actor_id)")
+
+
+class MemoryCreate(Strict):
+    """``POST /memories``: remember a conversation."""
+
+    messages: Union[Text, Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_MESSAGES)]] = Field(
+        description="the conversation: a list of {role, content} messages (or one string, a user message)"
+    )
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    metadata: Optional[dict[str, Any]] = Field(None, description="stored with every memory formed")
+    infer: StrictBool = Field(True, description="extract and reconcile facts (true) or store each message verbatim")
+    memory_type: Optional[MemoryType] = None
+
+
+class SearchRequest(Strict):
+    """``POST /search``: memories of a scope by meaning, best first."""
+
+    query: Text = Field(description="what to look for, in natural language")
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    filters: Optional[dict[str, Any]] = Field(None, description="memlane filter language (see docs/filters.md)")
+    limit: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="results to return (default 100)")
+    top_k: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="alias of limit")
+    threshold: Optional[float] = Field(None, description="keep results with score >= threshold (cosine, -1..1)")
+    include_invalid: StrictBool = Field(False, description="also return invalidated memories")
+    as_of: Optional[str] = Field(None, max_length=64, description="ISO-8601 time: what was valid then")
+
+
+class MemoryUpdate(Strict):
+    """``PUT /memories/{id}``: new text and/or metadata."""
+
+    text: Optional[Text] = Field(None, validation_alias=AliasChoices("text", "data", "memory"),
+                                 description="the new text (re-embedded); 'data' and 'memory' are accepted too")
+    metadata: Optional[dict[str, Any]] = Field(None, description="replaces the metadata")
+
+
+# -- mem0 platform (MemoryClient) bodies: unknown fields are ignored, as the
+#    client forwards every keyword argument verbatim ---------------------------
+
+
+class Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class PlatformAdd(Lenient):
+    messages: Union[Text, dict[str, Any], Annotated[list[Any], Field(max_length=MAX_MESSAGES)]]
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    app_id: Id = None
+    filters: Optional[dict[str, Any]] = None
+    metadata: Optional[dict[str, Any]] = None
+    infer: StrictBool = True
+    memory_type: Optional[MemoryType] = None
+
+
+class PlatformSearch(Lenient):
+    query: Text
+    filters: Optional[dict[str, Any]] = None
+    top_k: int = Field(10, ge=1, le=MAX_RESULTS)
+    limit: Optional[int] = Field(None, ge=1, le=MAX_RESULTS)
+    threshold: Optional[float] = 0.1
+    show_expired: StrictBool = False
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    app_id: Id = None
+
+
+class PlatformList(Lenient):
+    filters: Optional[dict[str, Any]] = None
+    show_expired: StrictBool = False
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    app_id: Id = None
+
+
+class PlatformUpdate(Lenient):
+    text: Optional[Text] = None
+    metadata: Optional[dict[str, Any]] = None
+    timestamp: Optional[Union[int, float, str]] = None
+    expiration_date: Optional[str] = None

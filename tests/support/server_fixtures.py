@@ -1,0 +1,56 @@
+"""Fixtures shared by the server tests (import them into a test module to use them).
+
+``live`` is one real uvicorn server per test module, on 127.0.0.1 with a
+temporary home, built with the session's already loaded embedder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memlane.keys import KeyStore
+from memlane.server import ServerSettings, create_app
+from support.live_server import LiveServer
+
+TIMEOUT = 120.0  # generous: the machine is shared and noisy; nothing here asserts on time
+
+
+@dataclass
+class Live:
+    url: str
+    home: Path
+    app: object
+    server: LiveServer
+
+    def key(self, tenant: str, *, admin: bool = False) -> str:
+        keys = KeyStore(self.home / "keys.db")
+        try:
+            return keys.create(tenant, admin=admin)[0]
+        finally:
+            keys.close()
+
+    def client(self, key: str | None = None, *, scheme: str = "Bearer") -> httpx.Client:
+        headers = {}
+        if key is not None:
+            headers = {"X-API-Key": key} if scheme == "X-API-Key" else {"Authorization": f"{scheme} {key}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=TIMEOUT)
+
+    def memory(self, tenant: str):
+        return self.app.state.tenants.memory(tenant)
+
+
+def start(home: Path, embedder, **settings) -> tuple[LiveServer, object]:
+    app = create_app(ServerSettings(home=home, **settings), embedder=embedder)
+    return LiveServer(app), app
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, embedder):
+    home = tmp_path_factory.mktemp("server-home")
+    server, app = start(home, embedder, max_body_bytes=256 * 1024, mcp_user_id="default-user")
+    with server:
+        yield Live(url=server.url, home=home, app=app, server=server)
