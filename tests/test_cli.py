@@ -49,6 +49,17 @@ def test_add_search_get_list_history_delete(cli):
     assert json.loads(cli("list", "-u", "alice", "--json").stdout)["results"] == []
 
 
+def test_search_stage_flags(cli):
+    cli("add", "Order XJ-9000 shipped on Monday", "I like quiet mornings", "--user", "alice", "--no-infer")
+    staged = json.loads(cli("search", "XJ-9000", "-u", "alice", "-n", "1", "--keyword", "--rerank",
+                            "--filter-memories", "--json").stdout)
+    assert staged["results"][0]["memory"] == "Order XJ-9000 shipped on Monday"
+    assert {n for n, s in staged["metadata"]["stages"].items() if s["ran"]} == {"vector", "keyword", "rerank", "filter"}
+    assert "metadata" not in json.loads(cli("search", "XJ-9000", "-u", "alice", "--no-keyword", "--json").stdout)
+    table = cli("search", "XJ-9000", "-u", "alice", "--keyword").stdout
+    assert "XJ-9000" in table and "stages: vector" in table and "keyword" in table
+
+
 def test_errors_are_one_line_messages_with_status_1(cli):
     result = cli("search", "q", ok=False)
     assert result.exit_code == 1 and "At least one of 'user_id'" in result.stderr

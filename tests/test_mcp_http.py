@@ -60,7 +60,7 @@ def test_tools_over_http_act_on_the_keys_tenant(live, mode):
     assert live.memory(f"mcp-a-{mode}").get(memory_id)["user_id"] == "default-user"
     assert live.memory(f"mcp-a-{mode}").get(explicit["results"][0]["id"])["user_id"] == "carol"
     assert found["results"][0]["id"] == memory_id
-    assert found["metadata"]["stages_unavailable"] == ["keyword_search"]
+    assert found["metadata"]["stages_run"] == ["semantic_search", "keyword_search"]
     for failure in (stolen, hijack, erase, history):
         assert "no memory" in failure["error"], failure
     assert theirs["results"] == [] and listed["results"] == []

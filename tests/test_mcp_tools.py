@@ -3,13 +3,14 @@
 Seed 001 lists the failure modes of a search tool with optional retrieval stages;
 each has a test here: memories that are strings, invalid ``limit`` values
 (strings, negatives, None), result formats (``memories`` vs ``results``, mixed),
-empty / None queries, and the fallback when a stage is missing or fails.
+empty / None queries, and the fallback when a stage fails.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from memlane.config import ProviderSpec
 from memlane.mcp_server import tools
 from memlane.mcp_server.tools import Caller, ToolFailure
 
@@ -81,15 +82,6 @@ def test_extract_memories_accepts_every_shape(result, texts, warnings):
     assert len(notes) == warnings
 
 
-def test_string_memories_from_a_stage_become_dicts(caller):
-    stages = {"rerank": lambda query, memories: [m["memory"] for m in reversed(memories)]}
-    found = tools.search_memories(Caller(caller.memory, default_user_id="alice", stages=stages), "curry",
-                                  limit=3, rerank=True)
-    assert all(isinstance(m, dict) and isinstance(m["memory"], str) for m in found["results"])
-    assert found["metadata"]["stages_run"] == ["semantic_search", "rerank"]
-    assert found["metadata"]["fallback_used"] is False and found["metadata"]["advanced_retrieval"] is True
-
-
 # -- queries ---------------------------------------------------------------------
 
 
@@ -99,49 +91,48 @@ def test_empty_or_missing_query_is_a_readable_failure(caller, query):
         tools.search_memories(caller, query)
 
 
-# -- optional stages: unavailable, failing, working ---------------------------------
+# -- optional stages: run by the engine, reported, failing on their own ------------
 
 
-def test_unavailable_stages_are_reported_and_standard_search_is_used(caller):
+def test_requested_stages_run_in_the_engine_and_are_reported(caller):
     plain = tools.search_memories(caller, "what instrument do I play?", limit=2)
-    flagged = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=True,
-                                    rerank=True, filter_memories=True)
-    assert [m["id"] for m in flagged["results"]] == [m["id"] for m in plain["results"]]
-    meta = flagged["metadata"]
+    staged = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=True,
+                                   rerank=True, filter_memories=True)
+    assert staged["results"][0]["memory"] == plain["results"][0]["memory"] == "I play the cello on Sundays"
+    assert set(staged["results"][0]["scores"]) >= {"vector", "keyword", "rerank"}
+    meta = staged["metadata"]
     assert meta["stages_requested"] == ["keyword_search", "rerank", "filter_memories"]
-    assert meta["stages_unavailable"] == meta["stages_requested"]
-    assert meta["stages_run"] == ["semantic_search"] and meta["fallback_used"] is True
-    assert meta["advanced_retrieval"] is False
-    assert set(meta["timings_ms"]) >= {"semantic_search", "total"}
+    assert meta["stages_run"] == ["semantic_search", "keyword_search", "rerank", "filter_memories"]
+    assert meta["stages_failed"] == {} and meta["fallback_used"] is False and meta["advanced_retrieval"] is True
+    assert set(meta["timings_ms"]) == {"semantic_search", "keyword_search", "rerank", "filter_memories", "total"}
     assert all(v >= 0 for v in meta["timings_ms"].values())
-    assert sum("not available" in w for w in meta["warnings"]) == 3
-    assert plain["metadata"]["fallback_used"] is False and plain["metadata"]["stages_requested"] == []
+    assert plain["metadata"]["stages_requested"] == [] and plain["metadata"]["stages_run"] == ["semantic_search"]
+    assert plain["metadata"]["fallback_used"] is False and "scores" not in plain["results"][0]
 
 
-def test_a_failing_stage_degrades_to_the_standard_result(caller):
-    def broken(query, memories):
+def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypatch):
+    plain = tools.search_memories(caller, "what instrument do I play?", limit=3)
+
+    def broken(*args, **kwargs):
         raise TypeError("'str' object has no attribute 'get'")
 
-    stages = {"rerank": broken, "filter_memories": lambda q, m: m[:1]}
-    found = tools.search_memories(Caller(caller.memory, default_user_id="alice", stages=stages),
-                                  "what instrument do I play?", limit=3, rerank=True, filter_memories=True)
+    monkeypatch.setattr(type(caller.memory._rerank_model()), "scores", broken)
+    found = tools.search_memories(caller, "what instrument do I play?", limit=3, rerank=True, filter_memories=True)
     meta = found["metadata"]
     assert meta["stages_failed"] == {"rerank": "TypeError: 'str' object has no attribute 'get'"}
     assert "rerank" in meta["original_error"] and meta["fallback_used"] is True
-    assert meta["stages_run"] == ["semantic_search", "filter_memories"]  # the next stage still ran
-    assert len(found["results"]) == 1
+    assert meta["stages_run"] == ["semantic_search", "filter_memories"]
+    assert any("rerank failed" in w for w in meta["warnings"])
+    assert found["results"][0]["id"] == plain["results"][0]["id"]  # the best result it had
 
 
-def test_a_stage_gets_more_candidates_and_the_final_limit_is_applied(caller):
-    seen = {}
-
-    def record(query, memories):
-        seen["n"] = len(memories)
-        return {"memories": memories}  # the v1 shape is fine too
-
-    found = tools.search_memories(Caller(caller.memory, default_user_id="alice", stages={"rerank": record}),
-                                  "anything", limit=1, rerank=True)
-    assert seen["n"] == 3 and len(found["results"]) == 1
+def test_an_unavailable_reranker_is_a_failed_stage_not_a_failed_search(caller, monkeypatch):
+    monkeypatch.setattr(caller.memory.config.retrieval, "reranker",
+                        ProviderSpec(provider="cross_encoder", config={"model": "/nonexistent/cross-encoder"}))
+    monkeypatch.setattr(caller.memory, "_reranker", None)
+    found = tools.search_memories(caller, "what instrument do I play?", limit=2, rerank=True)
+    assert found["results"][0]["memory"] == "I play the cello on Sundays"
+    assert "rerank" in found["metadata"]["stages_failed"] and found["metadata"]["fallback_used"] is True
 
 
 # -- scope, defaults, errors ---------------------------------------------------------------

@@ -99,6 +99,24 @@ def test_full_memory_lifecycle(api):
     assert api.get("/memories", params={"user_id": "life"}).json() == {"results": []}
 
 
+def test_search_runs_the_requested_retrieval_stages(api):
+    for text in ("Order XJ-9000 shipped on Monday", "I like quiet mornings", "The router model is RT-77"):
+        _add(api, text, user="stages")
+    query = {"query": "where is XJ-9000?", "user_id": "stages", "limit": 2}
+    plain = api.post("/search", json=query).json()
+    assert "metadata" not in plain
+    staged = api.post("/search", json={**query, "keyword_search": True, "rerank": True, "filter_memories": True})
+    assert staged.status_code == 200, staged.text
+    body = staged.json()
+    assert body["results"][0]["memory"] == "Order XJ-9000 shipped on Monday"
+    assert body["results"][0]["scores"]["keyword"] > 0 and "rerank" in body["results"][0]["scores"]
+    assert {name for name, stage in body["metadata"]["stages"].items() if stage["ran"]} == {
+        "vector", "keyword", "rerank", "filter"}
+    assert body["metadata"]["fallback_used"] is False
+    bad = api.post("/search", json={**query, "rerank": "yes"})
+    assert bad.status_code == 422 and "rerank" in bad.text
+
+
 def test_delete_all_purge_and_filters(api):
     _add(api, "keep me", user="purge", metadata={"k": 1})
     _add(api, "drop me", user="purge", metadata={"k": 2})

@@ -65,6 +65,9 @@ def test_add_search_get_update_history_delete(mem0, client):
     both = client.search("food and work", filters={"AND": [{"user_id": "m0-alice"}, {"category": "food"}]},
                          threshold=0.0)
     assert [h["id"] for h in both["results"]] == [first["id"]]
+    staged = client.search("Thai curry", filters={"user_id": "m0-alice"}, top_k=2, keyword_search=True,
+                           rerank=True)  # the client forwards the platform's retrieval flags
+    assert staged["results"][0]["id"] == first["id"] and staged["metadata"]["stages"]["keyword"]["ran"] is True
 
     got = client.get(first["id"])
     assert got["memory"] == "I love Thai curry" and got["metadata"] == {"category": "food"}

@@ -134,16 +134,30 @@ def search(
     filters: Optional[str] = FiltersOpt,
     limit: int = typer.Option(10, "--limit", "-n"),
     threshold: Optional[float] = typer.Option(None, "--threshold", "-t", help="minimum cosine similarity"),
+    keyword: Optional[bool] = typer.Option(None, "--keyword/--no-keyword",
+                                           help="fuse BM25 keyword scores with vector scores (default: config)"),
+    rerank: Optional[bool] = typer.Option(None, "--rerank/--no-rerank",
+                                          help="re-order the top candidates with the configured reranker"),
+    filter_memories: Optional[bool] = typer.Option(None, "--filter-memories/--no-filter-memories",
+                                                   help="drop results that do not answer the query"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Semantic search inside a scope."""
+    """Search inside a scope: by meaning, optionally with keywords, reranking and filtering."""
     with _memory() as memory:
         result = memory.search(query, user_id=user, agent_id=agent, run_id=run,
-                               filters=_json_arg(filters, "--filters"), limit=limit, threshold=threshold)
+                               filters=_json_arg(filters, "--filters"), limit=limit, threshold=threshold,
+                               keyword_search=keyword, rerank=rerank, filter_memories=filter_memories)
     if as_json:
         _print_json(result)
-    else:
-        render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
+        return
+    render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
+    meta = result.get("metadata")
+    if meta:
+        ran = ", ".join(f"{name} {stage['ms']:.0f} ms" for name, stage in meta["stages"].items() if stage["ran"])
+        console.print(f"[dim]stages: {ran}[/dim]", highlight=False)
+        if meta["fallback_used"]:
+            errors.print(f"[yellow]warning:[/yellow] a stage failed and was skipped: "
+                         f"{escape(str(meta['original_error']))}", highlight=False)
 
 
 @command()

@@ -95,16 +95,16 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         limit: Limit = tools.DEFAULT_SEARCH_LIMIT,
         threshold: Annotated[Optional[float], Field(
             description="minimum similarity score (cosine, -1..1; 0.2-0.3 keeps only related memories)")] = None,
-        keyword_search: Annotated[bool, Field(description="also match keywords (reported as unavailable when "
-                                                          "this memlane has no keyword stage)")] = False,
-        rerank: Annotated[bool, Field(description="re-rank the results (reported as unavailable when this "
-                                                  "memlane has no reranker)")] = False,
-        filter_memories: Annotated[bool, Field(description="drop weakly related results (reported as "
-                                                           "unavailable when not provided)")] = False,
+        keyword_search: Annotated[Optional[bool], Field(
+            description="also rank by matching keywords (BM25 fused with meaning); default from the server config")] = None,
+        rerank: Annotated[Optional[bool], Field(
+            description="re-order the top candidates with the configured reranker")] = None,
+        filter_memories: Annotated[Optional[bool], Field(
+            description="drop results that do not answer the query")] = None,
     ) -> dict[str, Any]:
-        """Find the memories most related to a query, best first, each with a similarity score.
-        The result's metadata says which retrieval stages ran, which were unavailable or failed
-        (fallback_used: standard semantic search was used instead), warnings and timings in ms."""
+        """Find the memories most related to a query, best first, each with a score.
+        The result's metadata says which retrieval stages ran and which failed (fallback_used:
+        the search went on without them), warnings and timings in ms."""
         caller = resolve(ctx)
         return _call(lambda: tools.search_memories(
             caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,

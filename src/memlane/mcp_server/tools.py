@@ -10,11 +10,11 @@ adds what an agent-facing face needs:
 * defensive result handling: memories may come as ``results`` or
   ``memories``, as dicts or bare strings; malformed items are skipped with a
   warning;
-* graceful degradation of the optional search stages (``keyword_search``,
-  ``rerank``, ``filter_memories``): a stage that is not available, or that
-  fails, is reported in the result's ``metadata`` and the standard semantic
-  search result is used instead. memlane has none of these stages yet, so
-  today every requested stage is reported as unavailable.
+* a search report: the engine runs the optional stages (``keyword_search``,
+  ``rerank``, ``filter_memories``; defaults from the ``retrieval`` config) and
+  skips one that fails; the tool's ``metadata`` says which stages were
+  requested, ran and failed, ``fallback_used``, ``original_error``, timings
+  in ms and warnings.
 
 Failures the caller can fix raise ``ToolFailure`` with a readable message.
 """
@@ -25,7 +25,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memlane import filters as flt
@@ -37,12 +37,8 @@ log = logging.getLogger("memlane.mcp")
 
 DEFAULT_SEARCH_LIMIT = 5
 DEFAULT_LIST_LIMIT = 100
-SEARCH_STAGES = ("keyword_search", "rerank", "filter_memories")
-
-#: A search stage: (query, memories) -> memories (any shape ``extract_memories`` accepts).
-Stage = Callable[[str, list[dict[str, Any]]], Any]
-#: The stages this memlane version provides (none yet). Tests plug stages in to check degradation.
-AVAILABLE_STAGES: dict[str, Stage] = {}
+#: The engine's optional search stages and the flags that ask for them.
+STAGE_FLAGS = {"keyword": "keyword_search", "rerank": "rerank", "filter": "filter_memories"}
 
 
 class ToolFailure(Exception):
@@ -56,7 +52,6 @@ class Caller:
     memory: Memory
     admin: bool = True
     default_user_id: str | None = None
-    stages: Mapping[str, Stage] = field(default_factory=lambda: AVAILABLE_STAGES)
 
 
 # -- argument handling ---------------------------------------------------------
@@ -186,58 +181,47 @@ def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: 
 
 def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                     filters: Mapping[str, Any] | None = None, limit: Any = DEFAULT_SEARCH_LIMIT,
-                    threshold: float | None = None, keyword_search: bool = False, rerank: bool = False,
-                    filter_memories: bool = False) -> dict[str, Any]:
-    """Semantic search, then the requested optional stages; see the module docstring."""
+                    threshold: float | None = None, keyword_search: bool | None = None, rerank: bool | None = None,
+                    filter_memories: bool | None = None) -> dict[str, Any]:
+    """``Memory.search`` with its optional stages; the result's ``metadata`` says what ran (see module docstring)."""
     started = time.perf_counter()
     if not isinstance(query, str) or not query.strip():
         raise ToolFailure("query must be a non-empty string")
     warnings: list[str] = []
     limit = coerce_limit(limit, DEFAULT_SEARCH_LIMIT, caller.memory.limits.max_results, warnings)
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
-    requested = [name for name, wanted in zip(SEARCH_STAGES, (keyword_search, rerank, filter_memories)) if wanted]
-    runnable = [name for name in requested if caller.stages.get(name) is not None]
-    unavailable = [name for name in requested if name not in runnable]
-    # stages that re-order or drop results get more candidates than the final limit
-    candidates = min(limit * 3, caller.memory.limits.max_results) if runnable else limit
+    found = run(lambda: caller.memory.search(query, filters=filters, limit=limit, threshold=threshold,
+                                             keyword_search=keyword_search, rerank=rerank,
+                                             filter_memories=filter_memories, **scope))
+    memories = extract_memories(found, warnings)[:limit]
+    metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
+    metadata["timings_ms"]["total"] = _ms(started)
+    return {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
 
-    timings: dict[str, float] = {}
-    stage_start = time.perf_counter()
-    base = run(lambda: caller.memory.search(query, filters=filters, limit=candidates, threshold=threshold, **scope))
-    timings["semantic_search"] = _ms(stage_start)
-    memories = extract_memories(base, warnings)
-    stages_run = ["semantic_search"]
-    failed: dict[str, str] = {}
-    for name in unavailable:
-        warnings.append(f"{name} is not available in this memlane version; standard semantic search used instead")
-    for name in runnable:
-        stage_start = time.perf_counter()
-        try:
-            changed = extract_memories(caller.stages[name](query, [dict(m) for m in memories]), warnings)
-        except Exception as exc:  # a failing optional stage must not fail the search
-            log.warning("search stage %s failed, continuing without it: %s", name, exc)
-            failed[name] = f"{type(exc).__name__}: {exc}"
-            warnings.append(f"{name} failed ({failed[name]}); continuing without it")
-        else:
-            memories = changed
-            stages_run.append(name)
-        timings[name] = _ms(stage_start)
-    memories = memories[:limit]
-    timings["total"] = _ms(started)
-    metadata: dict[str, Any] = {
-        "limit": limit,
+
+def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[str, Any]:
+    """The engine's search trace in the tool's terms: stages requested, run and failed (by flag name),
+    ``fallback_used`` and ``original_error``, timings in ms and warnings."""
+    stages: Mapping[str, Mapping[str, Any]] = (engine or {}).get("stages") or {}
+    requested = [flag for stage, flag in STAGE_FLAGS.items() if stage in stages]
+    run_ = ["semantic_search"] + [STAGE_FLAGS[name] for name, s in stages.items() if name in STAGE_FLAGS and s.get("ran")]
+    failed = {STAGE_FLAGS.get(name, name): s["error"] for name, s in stages.items() if s.get("error")}
+    for name, error in failed.items():
+        warnings.append(f"{name} failed ({error}); the search continued without it")
+    timings = {("semantic_search" if name == "vector" else STAGE_FLAGS.get(name, name)): s.get("ms", 0.0)
+               for name, s in stages.items()}
+    report: dict[str, Any] = {
         "stages_requested": requested,
-        "stages_run": stages_run,
-        "stages_unavailable": unavailable,
+        "stages_run": run_,
         "stages_failed": failed,
-        "advanced_retrieval": len(stages_run) > 1,
-        "fallback_used": bool(unavailable or failed),
+        "advanced_retrieval": len(run_) > 1,
+        "fallback_used": bool((engine or {}).get("fallback_used")),
         "timings_ms": timings,
         "warnings": warnings,
     }
-    if failed:
-        metadata["original_error"] = "; ".join(f"{k}: {v}" for k, v in failed.items())
-    return {"results": memories, "count": len(memories), "metadata": metadata}
+    if (engine or {}).get("original_error"):
+        report["original_error"] = engine["original_error"]  # type: ignore[index]
+    return report
 
 
 def get_memory(caller: Caller, memory_id: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from memlane.config import HOME_ENV, memlane_home
 from memlane.embeddings import Embedder, create_embedder
 from memlane.keys import KeyStore
 from memlane.server import errors, platform, routes
-from memlane.server.batching import BatchingEmbedder
+from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
 from memlane.tenancy import DEFAULT_TENANT, Tenants
 
@@ -70,7 +70,7 @@ class ServerSettings:
     host: str = DEFAULT_HOST
     #: load the embedding model at startup rather than on the first request
     warm_up: bool = True
-    #: embed concurrent requests' texts in one model call (see batching.py)
+    #: embed concurrent requests' texts in one model call (see memlane.embeddings.batching)
     batch_embeddings: bool = True
     #: worker threads for the blocking Memory calls (None: anyio's default, 40). Fewer threads contend
     #: less for the GIL (cached searches get faster); more let more queries share one embedding batch.

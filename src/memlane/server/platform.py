@@ -89,7 +89,9 @@ def search(body: schemas.PlatformSearch, request: Request) -> dict[str, Any]:
     check_scope(request, body.filters)
     limit = body.limit if "limit" in body.model_fields_set and "top_k" not in body.model_fields_set else body.top_k
     return tenant_memory(request).search(body.query.strip(), filters=body.filters, limit=limit or 10,
-                                         threshold=body.threshold, include_invalid=body.show_expired, **_ids(body))
+                                         threshold=body.threshold, include_invalid=body.show_expired,
+                                         keyword_search=body.keyword_search, rerank=body.rerank,
+                                         filter_memories=body.filter_memories, **_ids(body))
 
 
 @router.post("/v3/memories/", summary="mem0 client get_all")

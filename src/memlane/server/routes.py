@@ -103,7 +103,8 @@ def search_memories(body: schemas.SearchRequest, request: Request) -> dict[str, 
     return tenant_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                          run_id=body.run_id, filters=body.filters, limit=limit,
                                          threshold=body.threshold, include_invalid=body.include_invalid,
-                                         as_of=body.as_of)
+                                         as_of=body.as_of, keyword_search=body.keyword_search, rerank=body.rerank,
+                                         filter_memories=body.filter_memories)
 
 
 @router.get("/messages", tags=["memories"], summary="The raw messages stored for a scope, oldest first")

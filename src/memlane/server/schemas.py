@@ -68,6 +68,10 @@ class SearchRequest(Strict):
     threshold: Optional[float] = Field(None, description="keep results with score >= threshold (cosine, -1..1)")
     include_invalid: StrictBool = Field(False, description="also return invalidated memories")
     as_of: Optional[str] = Field(None, max_length=64, description="ISO-8601 time: what was valid then")
+    keyword_search: Optional[StrictBool] = Field(None, description="fuse BM25 keyword scores with vector scores "
+                                                                   "(default from the server's retrieval config)")
+    rerank: Optional[StrictBool] = Field(None, description="re-order the top candidates with the configured reranker")
+    filter_memories: Optional[StrictBool] = Field(None, description="drop results that do not answer the query")
 
 
 class MemoryUpdate(Strict):
@@ -105,6 +109,9 @@ class PlatformSearch(Lenient):
     limit: Optional[int] = Field(None, ge=1, le=MAX_RESULTS)
     threshold: Optional[float] = 0.1
     show_expired: StrictBool = False
+    keyword_search: Optional[StrictBool] = None
+    rerank: Optional[StrictBool] = None
+    filter_memories: Optional[StrictBool] = None
     user_id: Id = None
     agent_id: Id = None
     run_id: Id = None

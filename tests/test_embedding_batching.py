@@ -1,5 +1,6 @@
-"""The server's batching embedder: concurrent calls share model calls, every caller gets
-exactly its own rows (equal to embedding alone), failures reach every caller."""
+"""The batching embedder (the server's shared model): concurrent calls share model calls, every
+caller gets exactly its own rows (equal to embedding alone), token vectors included, and
+failures reach every caller."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from memlane.server.batching import BatchingEmbedder
+from memlane.embeddings.batching import BatchingEmbedder
 
 
 class SlowRecorder:
@@ -99,3 +100,20 @@ def test_batches_respect_max_texts(max_texts):
     outcomes = _run_concurrently(batching, inner, [([f"t{i}"], "query") for i in range(8)])
     assert all(isinstance(o, np.ndarray) and o.shape == (1, 4) for o in outcomes)
     assert max(len(texts) for texts, _ in inner.calls) <= max_texts
+
+
+def test_token_vectors_are_batched_too_and_match_embedding_alone(embedder):
+    batching = BatchingEmbedder(embedder)
+    texts = ["My sister works as a nurse", "XJ-9000", "We walked on the beach in Porto last summer"]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        answers = list(pool.map(lambda t: batching.embed_with_tokens([t]), texts))
+    for text, (sentences, tokens) in zip(texts, answers):
+        alone_sentences, alone_tokens = embedder.embed_with_tokens([text])
+        assert len(sentences) == len(tokens) == 1
+        assert np.allclose(sentences[0], alone_sentences[0], atol=1e-5)
+        assert tokens[0].shape == alone_tokens[0].shape and np.allclose(tokens[0], alone_tokens[0], atol=1e-4)
+
+
+def test_token_vectors_are_offered_only_when_the_wrapped_embedder_has_them(embedder):
+    assert not hasattr(BatchingEmbedder(_Open()), "embed_with_tokens")
+    assert hasattr(BatchingEmbedder(embedder), "embed_with_tokens")

@@ -9,7 +9,9 @@ purpose, embeds them in one call and hands each caller its rows. Nothing waits
 on a timer; a lone request goes straight through.
 
 It implements the ``Embedder`` protocol with the wrapped embedder's ``name`` and
-``dims``, so stores see the same embedder.
+``dims``, so stores see the same embedder, and ``embed_with_tokens`` (sentence
+vectors plus contextual token vectors, for late interaction) when the wrapped
+embedder has it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from memlane.embeddings import Embedder
+from memlane.embeddings.base import Embedder
+
+_TOKENS = "tokens"  # the job kind of embed_with_tokens calls (never batched with plain embeds)
 
 
 @dataclass
@@ -44,9 +48,16 @@ class BatchingEmbedder:
         self._queue: list[_Job] = []
         self._busy = False
         self.calls = 0  # model calls made (for tests and benchmarks)
+        if hasattr(inner, "embed_with_tokens"):
+            self.embed_with_tokens = self._embed_with_tokens
 
     def embed(self, texts: Sequence[str], purpose: str) -> Any:
-        job = _Job(list(texts), purpose)
+        return self._submit(_Job(list(texts), purpose))
+
+    def _embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
+        return self._submit(_Job(list(texts), _TOKENS))
+
+    def _submit(self, job: _Job) -> Any:
         with self._cond:
             self._queue.append(job)
             while True:
@@ -58,12 +69,17 @@ class BatchingEmbedder:
                     break
                 self._cond.wait()
         try:
-            rows = self.inner.embed([t for j in batch for t in j.texts], purpose)
+            texts = [t for j in batch for t in j.texts]
+            if job.purpose == _TOKENS:
+                rows, tokens = self.inner.embed_with_tokens(texts)  # type: ignore[attr-defined]
+            else:
+                rows, tokens = self.inner.embed(texts, job.purpose), None
             matrix = np.asarray(rows)
             start = 0
             for j in batch:
-                j.result = matrix[start:start + len(j.texts)]
-                start += len(j.texts)
+                end = start + len(j.texts)
+                j.result = matrix[start:end] if tokens is None else (matrix[start:end], list(tokens[start:end]))
+                start = end
         except BaseException as exc:  # every caller of the batch gets the failure, none hangs
             for j in batch:
                 j.error = exc
