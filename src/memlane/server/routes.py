@@ -12,6 +12,7 @@ from memlane import __version__
 from memlane.errors import InvalidInputError, MemoryNotFoundError
 from memlane.server import schemas
 from memlane.server.access import check_scope, json_param, require_admin, tenant_memory
+from memlane.server.responses import Json
 
 router = APIRouter()
 
@@ -45,11 +46,11 @@ def list_memories(
     filters: Optional[str] = FiltersQ,
     limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
     include_invalid: bool = Query(False, description="also list invalidated memories"),
-) -> dict[str, Any]:
+) -> Json:
     parsed = json_param(filters, "filters")
     check_scope(request, parsed)
-    return tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
-                                          limit=limit, include_invalid=include_invalid)
+    return Json(tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
+                                               limit=limit, include_invalid=include_invalid))
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], summary="One memory")
@@ -93,18 +94,18 @@ def memory_history(request: Request, memory_id: str = MemoryId) -> list[dict[str
 
 
 @router.post("/search", tags=["memories"], summary="Search a scope's memories by meaning")
-def search_memories(body: schemas.SearchRequest, request: Request) -> dict[str, Any]:
+def search_memories(body: schemas.SearchRequest, request: Request) -> Json:
     """``score`` is the cosine similarity of query and memory; ``threshold`` keeps
     ``score >= threshold``. ``limit`` (or its alias ``top_k``) defaults to 100."""
     if body.limit is not None and body.top_k is not None and body.limit != body.top_k:
         raise InvalidInputError("give limit or top_k (its alias), not two different values", field="top_k")
     check_scope(request, body.filters)
     limit = body.limit or body.top_k or 100
-    return tenant_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
-                                         run_id=body.run_id, filters=body.filters, limit=limit,
-                                         threshold=body.threshold, include_invalid=body.include_invalid,
-                                         as_of=body.as_of, keyword_search=body.keyword_search, rerank=body.rerank,
-                                         filter_memories=body.filter_memories)
+    return Json(tenant_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
+                                              run_id=body.run_id, filters=body.filters, limit=limit,
+                                              threshold=body.threshold, include_invalid=body.include_invalid,
+                                              as_of=body.as_of, keyword_search=body.keyword_search,
+                                              rerank=body.rerank, filter_memories=body.filter_memories))
 
 
 @router.get("/messages", tags=["memories"], summary="The raw messages stored for a scope, oldest first")
