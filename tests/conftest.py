@@ -57,3 +57,22 @@ def openai_server(embedder):
     with OpenAIServer(embed=lambda texts: embedder.embed(texts, "document")) as server:
         yield server
     assert not server.errors, f"the test server's handlers failed: {server.errors!r}"
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """Run the memlane command in a fresh MEMLANE_HOME; asserts exit status 0 unless ok=False."""
+    monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
+    from typer.testing import CliRunner
+
+    from memlane.cli import app
+
+    runner = CliRunner()
+
+    def run(*args, ok=True):
+        result = runner.invoke(app, [str(a) for a in args])
+        if ok:
+            assert result.exit_code == 0, result.output + repr(result.exception)
+        return result
+
+    return run

@@ -2,25 +2,6 @@
 
 import json
 
-import pytest
-from typer.testing import CliRunner
-
-from memlane.cli import app
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
-    runner = CliRunner()
-
-    def run(*args, ok=True):
-        result = runner.invoke(app, [str(a) for a in args])
-        if ok:
-            assert result.exit_code == 0, result.output + repr(result.exception)
-        return result
-
-    return run
-
 
 def test_add_search_get_list_history_delete(cli):
     added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice", "--no-infer",

@@ -8,9 +8,7 @@ import json
 import sqlite3
 
 import pytest
-from typer.testing import CliRunner
 
-from memlane.cli import app
 from memlane.errors import InvalidInputError
 from memlane.keys import KeyStore, Principal
 from memlane.server.app import ServerSettings, is_loopback
@@ -54,20 +52,6 @@ def test_verify_revoke_and_list(keys):
 def test_tenant_names_are_checked(keys, tenant):
     with pytest.raises(InvalidInputError, match="tenant"):
         keys.create(tenant)
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
-    runner = CliRunner()
-
-    def run(*args, ok=True):
-        result = runner.invoke(app, [str(a) for a in args])
-        if ok:
-            assert result.exit_code == 0, result.output + repr(result.exception)
-        return result
-
-    return run
 
 
 def test_keys_commands(cli, tmp_path):

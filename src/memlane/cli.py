@@ -37,8 +37,9 @@ FiltersOpt = typer.Option(None, "--filters", "-f", help='filter as JSON, e.g. \'
 JsonOpt = typer.Option(False, "--json", help="print JSON instead of a table")
 
 
-def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a command whose memlane errors become a one-line message and exit status 1."""
+def command(*args: Any, on: typer.Typer | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command (on ``app``, or the sub-app ``on``) whose memlane errors become a
+    one-line message and exit status 1."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -49,7 +50,7 @@ def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
                 errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
                 raise typer.Exit(1) from None
 
-        return app.command(*args, **kwargs)(run)
+        return (on or app).command(*args, **kwargs)(run)
 
     return register
 
@@ -308,7 +309,7 @@ def _evaluation_memory(retrieval: dict[str, Any] | None = None) -> Iterator[Memo
             yield memory
 
 
-@eval_app.command("reconcile")
+@command("reconcile", on=eval_app)
 def eval_reconcile(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="reconcile cases (JSON Lines)"),
     as_json: bool = JsonOpt,
@@ -321,12 +322,8 @@ def eval_reconcile(
 
     from memlane.evaluation import reconcile as evaluation
 
-    try:
-        with _evaluation_memory() as memory:
-            report = evaluation.run(memory, evaluation.load_cases(file))
-    except MemlaneError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(1) from None
+    with _evaluation_memory() as memory:
+        report = evaluation.run(memory, evaluation.load_cases(file))
     if as_json:
         _print_json(report)
         return
@@ -342,7 +339,7 @@ def eval_reconcile(
     console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
 
 
-@eval_app.command("locomo")
+@command("locomo", on=eval_app)
 def eval_locomo(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
     k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
@@ -360,12 +357,8 @@ def eval_locomo(
         raise typer.BadParameter("a comma-separated list of integers", param_hint="--k") from None
     if mode not in locomo.MODES or not ks or min(ks) < 1:
         raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} and --k positive integers")
-    try:
-        with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
-            report = locomo.run(memory, locomo.load(file), ks=ks, mode=mode)
-    except MemlaneError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(1) from None
+    with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
+        report = locomo.run(memory, locomo.load(file), ks=ks, mode=mode)
     if as_json:
         _print_json(report)
         return
@@ -467,22 +460,7 @@ def _key_store() -> Any:
     return KeyStore(memlane_home() / "keys.db")
 
 
-def _keys_command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def run(*a: Any, **k: Any) -> Any:
-            try:
-                return fn(*a, **k)
-            except MemlaneError as exc:
-                errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-                raise typer.Exit(1) from None
-
-        return keys_app.command(name)(run)
-
-    return register
-
-
-@_keys_command("create")
+@command("create", on=keys_app)
 def keys_create(
     tenant: str = typer.Option(..., "--tenant", "-t", help="the tenant the key acts for (letters, digits, _ or -)"),
     admin: bool = typer.Option(False, "--admin", help="may reset the tenant and list across all its users"),
@@ -498,7 +476,7 @@ def keys_create(
                  f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False)
 
 
-@_keys_command("list")
+@command("list", on=keys_app)
 def keys_list(as_json: bool = JsonOpt) -> None:
     """List keys (id, prefix, tenant, admin, created, revoked); never the keys themselves."""
     stored = _key_store().list()
@@ -516,7 +494,7 @@ def keys_list(as_json: bool = JsonOpt) -> None:
     console.print(table if stored else "[dim]no API keys; create one with memlane keys create --tenant NAME[/dim]")
 
 
-@_keys_command("revoke")
+@command("revoke", on=keys_app)
 def keys_revoke(key_id: str = typer.Argument(..., help="the key's id (see memlane keys list)"),
                 as_json: bool = JsonOpt) -> None:
     """Revoke a key; the server refuses it from the next request on."""
