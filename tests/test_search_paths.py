@@ -27,3 +27,17 @@ def test_in_scope_uses_the_scoped_path(memory):
     memory.add("juice", user_id="c", infer=False)
     results = memory.search("drink", filters={"user_id": {"in": ["a", "b"]}})["results"]
     assert {r["memory"] for r in results} == {"tea", "coffee"}
+
+
+def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory):
+    memory.insert([NewMemory(text="I keep bees on my roof", user_id="u")])
+    assert not memory.search_is_quick("who keeps bees?")  # the query vector is not cached yet
+    memory.search("who keeps bees?", user_id="u")
+    assert memory.search_is_quick("who keeps bees?")
+    assert not memory.search_is_quick("who keeps bees?", keyword_search=True)
+    assert not memory.search_is_quick("who keeps bees?", rerank=True)
+    assert not memory.search_is_quick("who keeps bees?", filter_memories=True)
+    assert memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=False, filter_memories=False)
+    memory.config.retrieval.keyword_search = True  # a configured default counts like a flag
+    assert not memory.search_is_quick("who keeps bees?")
+    assert memory.search_is_quick("who keeps bees?", keyword_search=False)

@@ -400,6 +400,18 @@ class Memory:
             results.append(item)
         return {"results": results, "metadata": trace.to_dict()}
 
+    def search_is_quick(self, query: str, *, keyword_search: bool | None = None, rerank: bool | None = None,
+                        filter_memories: bool | None = None) -> bool:
+        """Whether ``search`` with these flags needs no model call and no optional stage (the query's
+        vector is cached): a plain store lookup of about a millisecond. Servers answer such
+        searches without a thread hand-off."""
+        settings = self.config.retrieval
+        flags = zip((keyword_search, rerank, filter_memories),
+                    (settings.keyword_search, settings.rerank, settings.filter_memories))
+        if any(default if flag is None else flag for flag, default in flags):
+            return False
+        return isinstance(query, str) and self.embeddings.has_query(query)
+
     def _maxsim_wanted(self) -> bool:
         try:
             return self._rerank_model().needs_tokens

@@ -42,6 +42,9 @@ class _LRU:
             self.misses += 1
             return None
 
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
     def put(self, key: str, value: Any) -> None:
         if not self.size:
             return
@@ -87,6 +90,10 @@ class Embeddings:
             vector = _frozen(unit_rows(self.embedder.embed([text], "query"), 1, self.dims, self.name)[0])
             self._queries.put(text, vector)
         return vector
+
+    def has_query(self, text: str) -> bool:
+        """Whether ``query(text)`` would answer from the cache (no model call)."""
+        return text in self._queries
 
     def query_tokens(self, text: str) -> np.ndarray:
         """The query's token vectors (late interaction); the same model pass also fills ``query``'s cache."""

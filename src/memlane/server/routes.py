@@ -1,6 +1,8 @@
-"""The mem0 open-source server's endpoints. Each handler is a plain ``def`` (FastAPI
-runs it in its threadpool, so blocking ``Memory`` calls never stall the event loop)
-and calls exactly one ``Memory`` method of the request's tenant."""
+"""The mem0 open-source server's endpoints. Each handler calls exactly one ``Memory``
+method of the request's tenant. Handlers are plain ``def`` (FastAPI runs them in its
+threadpool, so blocking ``Memory`` calls never stall the event loop), except search,
+which answers quick searches on the loop and hands the rest to the threadpool
+(``access.run_search``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from fastapi import APIRouter, Path, Query, Request
 from memlane import __version__
 from memlane.errors import InvalidInputError, MemoryNotFoundError
 from memlane.server import schemas
-from memlane.server.access import check_scope, json_param, require_admin, tenant_memory
+from memlane.server.access import check_scope, json_param, require_admin, run_search, tenant_memory
 from memlane.server.responses import Json
 
 router = APIRouter()
@@ -94,18 +96,17 @@ def memory_history(request: Request, memory_id: str = MemoryId) -> list[dict[str
 
 
 @router.post("/search", tags=["memories"], summary="Search a scope's memories by meaning")
-def search_memories(body: schemas.SearchRequest, request: Request) -> Json:
+async def search_memories(body: schemas.SearchRequest, request: Request) -> Json:
     """``score`` is the cosine similarity of query and memory; ``threshold`` keeps
     ``score >= threshold``. ``limit`` (or its alias ``top_k``) defaults to 100."""
     if body.limit is not None and body.top_k is not None and body.limit != body.top_k:
         raise InvalidInputError("give limit or top_k (its alias), not two different values", field="top_k")
     check_scope(request, body.filters)
-    limit = body.limit or body.top_k or 100
-    return Json(tenant_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
-                                              run_id=body.run_id, filters=body.filters, limit=limit,
-                                              threshold=body.threshold, include_invalid=body.include_invalid,
-                                              as_of=body.as_of, keyword_search=body.keyword_search,
-                                              rerank=body.rerank, filter_memories=body.filter_memories))
+    return Json(await run_search(
+        request, body.query, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
+        limit=body.limit or body.top_k or 100, threshold=body.threshold, include_invalid=body.include_invalid,
+        as_of=body.as_of, keyword_search=body.keyword_search, rerank=body.rerank,
+        filter_memories=body.filter_memories))
 
 
 @router.get("/messages", tags=["memories"], summary="The raw messages stored for a scope, oldest first")
