@@ -46,6 +46,14 @@ def test_analyzer_stems_english_and_splits_chinese():
     assert match_expression("hot pot", {"user_id": ["a"]}).endswith(")") and "AND" in match_expression("x", {"user_id": ["a"]})
 
 
+def test_the_stemmer_is_the_c_build():
+    """Every insert stems its text in the keyword index trigger: the pure-Python fallback made
+    inserts 5x slower, so PyStemmer is a dependency and must be what the analyzer gets."""
+    from memlane.keywords import _stemmer
+
+    assert type(_stemmer()).__module__ == "Stemmer"
+
+
 def test_keyword_search_finds_exact_codes_and_stays_in_scope(hybrid):
     result = hybrid.search("XJ-9000", user_id="u", keyword_search=True, limit=3)
     assert texts(result)[0] == "Order XJ-9000 shipped to the Berlin warehouse"

@@ -28,6 +28,8 @@ _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 @lru_cache(maxsize=1)
 def _stemmer():
+    """The Snowball English stemmer; ``snowballstemmer`` hands out PyStemmer's C build when it is
+    installed (a dependency: every insert runs this through the keyword index trigger)."""
     import snowballstemmer
 
     return snowballstemmer.stemmer("english")
