@@ -40,7 +40,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -49,9 +48,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from memlane import memory as memlane_memory  # noqa: E402
 from memlane import scope, timeutil  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
+from memlane.ids import new_id  # noqa: E402
 from memlane.memory import Memory, text_hash  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
@@ -299,10 +298,9 @@ def bytes_written() -> int:
 
 
 def new_memory_id() -> str:
-    """Ids as ``Memory.insert`` makes them (random UUID4 today). The id order drives the write cost of
-    the ``id`` and ``history.memory_id`` indexes, so keep this in step with memlane."""
-    make = getattr(memlane_memory, "new_id", None)
-    return make() if callable(make) else str(uuid.uuid4())
+    """Ids as ``Memory.insert`` makes them (time-ordered UUIDv7, ``memlane.ids``). The id order drives
+    the write cost of the ``id`` and ``history.memory_id`` indexes, so keep this in step with memlane."""
+    return new_id()
 
 
 def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -199,3 +199,15 @@ def test_context_manager_closes(db_path, embedder):
         m.add("x", user_id="u", infer=False)
     with pytest.raises(StoreError, match="closed"):
         m.get_all(user_id="u")
+
+
+def test_new_memories_get_time_ordered_uuid_ids(memory):
+    import uuid
+
+    first = memory.add(["one", "two", "three"], user_id="ids", infer=False)["results"]
+    second = memory.add("four", user_id="ids", infer=False)["results"]
+    ids = [r["id"] for r in first + second]
+    assert all(uuid.UUID(i).version == 7 for i in ids)  # ordinary UUID strings
+    assert ids == sorted(ids) and len(set(ids)) == 4  # later memories sort after earlier ones
+    message_ids = [m["id"] for m in memory.get_messages(user_id="ids")]
+    assert all(uuid.UUID(i).version == 7 for i in message_ids)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -23,6 +22,7 @@ from memlane import filters as flt
 from memlane import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
+from memlane.ids import new_id
 from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.types import Candidates, Engine, FormationFailed
@@ -139,7 +139,7 @@ class Memory:
         stored_metadata, promoted = validation.metadata(metadata, self.limits)
         received = validation.messages(messages, self.limits)
         now = timeutil.now_iso()
-        kept = [MessageRecord(id=str(uuid.uuid4()), role=m.role, content=m.content, created_at=now, name=m.name, **ids)
+        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **ids)
                 for m in received]
         self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
         message_ids = [m.id for m in kept]
@@ -216,7 +216,7 @@ class Memory:
         now = timeutil.now_iso()
         records = [
             MemoryRecord(
-                id=d.id or str(uuid.uuid4()), text=d.text, hash=text_hash(d.text),
+                id=d.id or new_id(), text=d.text, hash=text_hash(d.text),
                 created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
                 user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
                 metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,

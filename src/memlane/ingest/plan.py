@@ -7,13 +7,13 @@ or an empty text is skipped, never applied.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from memlane.ids import new_id
 from memlane.ingest.types import Candidates, Decision, Fact
 from memlane.models import MemoryRecord
 from memlane.store.base import ChangeSet, Invalidate, Update
@@ -85,7 +85,7 @@ def plan(
         if d.event != "ADD":
             continue
         record = MemoryRecord(
-            id=str(uuid.uuid4()), text=d.text, hash=context.hash(d.text), created_at=context.now,
+            id=new_id(), text=d.text, hash=context.hash(d.text), created_at=context.now,
             updated_at=context.now, actor_id=context.actor_id, role=context.role, metadata=dict(context.metadata),
             memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
             vector=vector(d.text), **context.scope,
