@@ -37,6 +37,8 @@ def _stemmer():
 
 def analyze(text: str) -> list[str]:
     """Index terms of ``text``, in order (repeats kept: term frequency matters to BM25)."""
+    if not CJK.search(text):  # the common case: no per-token script check
+        return _stemmer().stemWords([t for t in _WORD.findall(text.lower()) if t not in STOPWORDS])
     out: list[str] = []
     words: list[str] = []
     for token in _WORD.findall(to_simplified(text).lower()):
@@ -48,6 +50,7 @@ def analyze(text: str) -> list[str]:
     return _stemmer().stemWords(words) + out
 
 
+@lru_cache(maxsize=4096)  # a batch insert asks for the same few scope ids over and over
 def scope_token(key: str, value: str) -> str:
     """An index token standing for one scope id (ids may hold any character)."""
     return f"s{key[0]}{hashlib.sha1(value.encode()).hexdigest()[:20]}"

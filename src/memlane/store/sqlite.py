@@ -208,20 +208,28 @@ class SQLiteStore:
                                 [(key, now) for key in changes.keys])
 
     def _insert(self, con: sqlite3.Connection, records: list[MemoryRecord]) -> None:
+        """The only place rows enter ``memories``: it gives them their rowids (the ones SQLite
+        would pick, max + 1 onwards) so it can index their keywords in the same transaction."""
         dtype = self.dtype
+        first = con.execute("SELECT coalesce(max(rowid), 0) + 1 FROM memories").fetchone()[0]
         try:
             con.executemany(
-                "INSERT INTO memories(id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
-                " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id, r.actor_id,
-                  r.role, json.dumps(r.metadata, ensure_ascii=False), r.memory_type,
+                "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
+                " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
+                " vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
+                  r.actor_id, r.role, json.dumps(r.metadata, ensure_ascii=False), r.memory_type,
                   json.dumps(r.source_message_ids), r.valid_to, r.invalid_reason, r.superseded_by,
                   r.vector.astype(dtype).tobytes())
-                 for r in records],
+                 for rowid, r in enumerate(records, first)],
             )
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"could not insert memories: {exc}") from None
+        con.executemany(
+            "INSERT INTO memories_fts(rowid, terms) VALUES (?, ?)",
+            [(rowid, keywords.index_text(r.text, r.user_id, r.agent_id, r.run_id))
+             for rowid, r in enumerate(records, first)],
+        )
         con.executemany(
             _HISTORY_INSERT,
             [(r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id, None)

@@ -95,6 +95,12 @@ MIGRATIONS: list[list[str]] = [
             DELETE FROM memory_tokens WHERE rowid = old.rowid;
         END""",
     ],
+    # 4: the store fills the keyword index of new memories itself, one statement per batch
+    # (SQLiteStore._insert). Inside a trigger FTS5 writes its pending terms to disk for every
+    # row (each trigger statement is a savepoint): ~70 instead of ~25 us per inserted memory.
+    [
+        "DROP TRIGGER memories_fts_insert",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
