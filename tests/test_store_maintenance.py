@@ -105,3 +105,122 @@ def test_a_store_made_with_the_insert_trigger_upgrades_without_double_indexing(t
         assert sorted(keyword_hits(store, "golf")) == ["golf course booking", "hotel golf weekend"]
     finally:
         store.close()
+
+
+# -- the in-memory matrix of unscoped searches ----------------------------------------------
+
+EVERYONE = scope.scoped_filter({}, {"user_id": "*"})
+
+
+def wide(store, query, limit=5, where=EVERYONE):
+    return [(r.id, score) for r, score in store.search(query, where, limit, None)]
+
+
+def assert_exact(store, query, limit=5):
+    """The wide search finds what scoring every stored vector now finds."""
+    rows = store._con.execute("SELECT id, vector FROM memories").fetchall()
+    scored = sorted(((float(np.frombuffer(v, dtype="<f4") @ query), i) for i, v in rows), reverse=True)[:limit]
+    found = wide(store, query, limit)
+    assert [i for i, _ in found] == [i for _, i in scored]
+    assert np.allclose([s for _, s in found], [s for s, _ in scored], atol=1e-5)
+
+
+@pytest.fixture
+def filled(store):
+    rng = np.random.default_rng(4)
+    store.apply(ChangeSet(inserts=[record(rng, f"memory {i}", user=f"u{i % 7}") for i in range(300)]))
+    wide(store, unit(rng))  # reads the matrix
+    assert store._matrix.rebuilds == 1
+    return store
+
+
+def test_inserts_updates_and_deletes_reach_the_matrix_without_a_full_read(filled):
+    store, rng = filled, np.random.default_rng(5)
+    fresh = record(rng, "just added")
+    store.apply(ChangeSet(inserts=[fresh]))
+    assert [i for i, _ in wide(store, fresh.vector, 1)] == [fresh.id]
+
+    target = store.list(scope.scoped_filter({"user_id": "u3"}, None), 1)[0]
+    old_vector, new_vector = store._con.execute("SELECT vector FROM memories WHERE id = ?", (target.id,)).fetchone()[0], unit(rng)
+    store.apply(ChangeSet(updates=[Update(target.id, "2026-01-02T00:00:00+00:00", text="moved", vector=new_vector)]))
+    assert [i for i, _ in wide(store, new_vector, 1)] == [target.id]
+    assert target.id not in dict(wide(store, np.frombuffer(old_vector, dtype="<f4"), 3))
+
+    store.apply(ChangeSet(deletes=[Delete(fresh.id)]))
+    assert fresh.id not in dict(wide(store, fresh.vector, 300))
+    late = record(rng, "after the delete")  # takes no rowid a row had before
+    store.apply(ChangeSet(inserts=[late]))
+    assert [i for i, _ in wide(store, late.vector, 1)] == [late.id]
+    for query in unit(rng, 20):
+        assert_exact(store, query)
+    assert store._matrix.rebuilds == 1
+
+
+def test_a_text_or_validity_change_alone_is_not_logged(filled):
+    store = filled
+    target = store.list(EVERYONE, 1)[0]
+    before = store._con.execute("SELECT count(*) FROM memory_changes").fetchone()[0]
+    store.apply(ChangeSet(updates=[Update(target.id, "2026-01-02T00:00:00+00:00", text="new words only")]))
+    assert store._con.execute("SELECT count(*) FROM memory_changes").fetchone()[0] == before
+
+
+def test_writes_through_another_connection_are_seen(filled, tmp_path):
+    store, rng = filled, np.random.default_rng(6)
+    other = SQLiteStore(tmp_path / "s.db")  # separate connections: what another process does
+    try:
+        ids = [r.id for r in other.list(EVERYONE, 300)]
+        added = [record(rng, f"from elsewhere {i}") for i in range(40)]
+        other.apply(ChangeSet(inserts=added, deletes=[Delete(i) for i in ids[:30]],
+                              updates=[Update(i, "2026-01-03T00:00:00+00:00", vector=unit(rng)) for i in ids[30:60]]))
+        for query in [*unit(rng, 20), added[0].vector]:
+            assert_exact(store, query)
+        assert [i for i, _ in wide(store, added[0].vector, 1)] == [added[0].id]
+        assert store._matrix.rebuilds == 1
+        # the filter is still applied to candidates from the matrix
+        only_u2 = scope.scoped_filter({}, {"user_id": "u2"})
+        assert {r.user_id for r, _ in store.search(added[0].vector, only_u2, 10, None)} == {"u2"}
+    finally:
+        other.close()
+
+
+def test_a_matrix_behind_the_pruned_log_reads_everything_again(filled, tmp_path, monkeypatch):
+    import memlane.store.sqlite as sqlite_module
+
+    store, rng = filled, np.random.default_rng(7)
+    monkeypatch.setattr(sqlite_module, "CHANGE_LOG_KEEP", 5)
+    ids = [r.id for r in store.list(EVERYONE, 300)]
+    for i in ids[:12]:  # one transaction each: the log keeps only the last 5 entries
+        store.apply(ChangeSet(deletes=[Delete(i)]))
+    assert store._con.execute("SELECT count(*) FROM memory_changes").fetchone()[0] <= 6
+    for query in unit(rng, 10):
+        assert_exact(store, query)
+    assert store._matrix.rebuilds == 2
+    assert not set(ids[:12]) & {i for i, _ in wide(store, unit(rng), 300)}
+
+
+def test_random_writes_and_wide_searches_agree_with_an_exact_scan(filled, tmp_path):
+    """Many small steps by two stores on one file (inserts, vector updates, deletes, purges),
+    each followed by a wide search from the first store, compared with scoring every row."""
+    store, rng = filled, np.random.default_rng(8)
+    other = SQLiteStore(tmp_path / "s.db")
+    try:
+        for step in range(60):
+            writer = store if step % 3 else other
+            ids = [r[0] for r in writer._con.execute("SELECT id FROM memories").fetchall()]
+            kind = rng.integers(0, 4)
+            if kind == 0 or len(ids) < 20:
+                writer.apply(ChangeSet(inserts=[record(rng, f"step {step}", user=f"u{step % 7}")
+                                                for _ in range(rng.integers(1, 30))]))
+            elif kind == 1:
+                chosen = rng.choice(ids, size=5, replace=False)
+                writer.apply(ChangeSet(updates=[Update(str(i), "2026-01-04T00:00:00+00:00", vector=unit(rng))
+                                                for i in chosen]))
+            elif kind == 2:
+                writer.apply(ChangeSet(deletes=[Delete(str(i)) for i in rng.choice(ids, size=8, replace=False)]))
+            else:
+                writer.purge(scope.scoped_filter({"user_id": f"u{step % 7}"}, None))
+            query = unit(rng)
+            assert_exact(store, query)
+        assert store._matrix.rebuilds < 10  # most steps caught up from the log
+    finally:
+        other.close()

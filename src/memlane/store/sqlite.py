@@ -7,8 +7,8 @@
   leaves the file as it was before the call.
 - Vectors are raw little-endian float32 (or float16) blobs. A scoped search
   scores the scope's vectors exactly; a search without a scope id (e.g.
-  ``{"user_id": "*"}``) uses an in-memory matrix of every vector, rebuilt when
-  another connection has committed (``PRAGMA data_version``).
+  ``{"user_id": "*"}``) uses an in-memory matrix of every vector, brought up to
+  date from a change log when another connection has committed (``PRAGMA data_version``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ _HISTORY_INSERT = (
     "INSERT INTO history(memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id,"
     " run_id, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 )
+
+#: Entries of the ``memory_changes`` log kept: a matrix further behind than that reads every vector again.
+CHANGE_LOG_KEEP = 10_000
 
 _COMPILER = SqliteFilterCompiler(
     columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
@@ -138,6 +141,8 @@ class SQLiteStore:
             ) from None
         try:
             yield con
+            con.execute("DELETE FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ?",
+                        (CHANGE_LOG_KEEP,))
         except BaseException:
             con.execute("ROLLBACK")
             raise
@@ -208,10 +213,16 @@ class SQLiteStore:
                                 [(key, now) for key in changes.keys])
 
     def _insert(self, con: sqlite3.Connection, records: list[MemoryRecord]) -> None:
-        """The only place rows enter ``memories``: it gives them their rowids (the ones SQLite
-        would pick, max + 1 onwards) so it can index their keywords in the same transaction."""
+        """The only place rows enter ``memories``. It gives them their rowids, so it can index
+        their keywords in the same transaction, and never hands out a rowid twice (SQLite would
+        reuse the highest one after its row is deleted): rows above the highest rowid an
+        unscoped-search matrix has read are exactly the rows inserted since."""
         dtype = self.dtype
-        first = con.execute("SELECT coalesce(max(rowid), 0) + 1 FROM memories").fetchone()[0]
+        first = con.execute(
+            "SELECT max(coalesce((SELECT max(rowid) FROM memories), 0),"
+            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_rowid'), 0)) + 1"
+        ).fetchone()[0]
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_rowid', ?)", (str(first + len(records) - 1),))
         try:
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
@@ -510,48 +521,160 @@ class SQLiteStore:
 class _VectorMatrix:
     """Every vector of the store in one float32 matrix, for searches no scope index narrows.
 
-    Rebuilt lazily when ``PRAGMA data_version`` on its own read-only connection
-    says another connection committed. Candidates are taken best-first and
-    checked against the filter in SQL, widening until ``limit`` pass."""
+    Kept current without re-reading the table after each write. When ``PRAGMA data_version``
+    on its own read-only connection says another connection committed, it reads (in one read
+    transaction) the rows above the highest rowid it has seen (rowids are never reused, see
+    ``SQLiteStore._insert``) and the ``memory_changes`` log past the last entry it applied
+    (vector updates and deletions, written by triggers in the writer's transaction, so other
+    processes' writes are logged too). When that stretch of the log was pruned, most rows
+    changed or the dimensions differ, it reads everything again. Candidates are taken
+    best-first and checked against the filter in SQL, widening until ``limit`` pass."""
 
     def __init__(self, store: SQLiteStore):
         self.store = store
         self._lock = threading.Lock()
-        self._con: sqlite3.Connection | None = None
-        self._version: int | None = None
-        self._rowids = np.empty(0, dtype=np.int64)
-        self._ids: list[str] = []
-        self._matrix: np.ndarray | None = None
+        self.rebuilds = 0  # full reads so far (tests check that writes take the incremental path)
+        self._reset()
 
     def clear(self) -> None:
         with self._lock:
-            self._matrix, self._version, self._con = None, None, None
+            self._reset()
 
-    def _current(self) -> tuple[np.ndarray, list[str], np.ndarray]:
-        with self._lock:
-            if self._con is None:
-                self._con = self.store._connect()
-            con = self._con
-            con.execute("BEGIN")
-            try:
-                version = con.execute("PRAGMA data_version").fetchone()[0]
-                if self._matrix is None or version != self._version:
-                    rows = con.execute("SELECT rowid, id, vector FROM memories ORDER BY rowid").fetchall()
-                    self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                    self._ids = [r[1] for r in rows]
-                    self._matrix = vectors.from_blobs([r[2] for r in rows], self.store._dims(), self.store.dtype)
-                    self._version = version
-            finally:
-                con.execute("COMMIT")
-            return self._rowids, self._ids, self._matrix
+    def _reset(self) -> None:
+        self._con: sqlite3.Connection | None = None
+        self._version: int | None = None
+        self._seq = 0  # the last change-log entry applied
+        self._top = 0  # the highest rowid read
+        self._n = 0  # rows in use; the arrays below have spare capacity for appends
+        self._dead = 0  # deleted rows still in the arrays (masked until the next compaction)
+        self._rowids = np.empty(0, dtype=np.int64)
+        self._ids: list[str] = []
+        self._alive = np.empty(0, dtype=bool)
+        self._matrix: np.ndarray | None = None
+
+    def _refresh(self) -> None:
+        """Bring the matrix up to the latest commit. Caller holds ``_lock``."""
+        if self._con is None:
+            self._con = self.store._connect()
+        con = self._con
+        con.execute("BEGIN")
+        try:
+            version = con.execute("PRAGMA data_version").fetchone()[0]
+            if self._matrix is not None and version == self._version:
+                return
+            if self._matrix is None or not self._catch_up(con):
+                self._rebuild(con)
+            self._version = version
+        finally:
+            con.execute("COMMIT")
+
+    def _rebuild(self, con: sqlite3.Connection) -> None:
+        self.rebuilds += 1
+        seq = con.execute("SELECT coalesce(max(seq), 0) FROM memory_changes").fetchone()[0]
+        rows = con.execute("SELECT rowid, id, vector FROM memories ORDER BY rowid").fetchall()
+        self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        self._ids = [r[1] for r in rows]
+        matrix = vectors.from_blobs([r[2] for r in rows], self.store._dims(), self.store.dtype)
+        self._matrix = matrix if matrix.flags.writeable else matrix.copy()  # catching up writes rows in place
+        self._alive = np.ones(len(rows), dtype=bool)
+        self._n, self._dead, self._seq = len(rows), 0, seq
+        self._top = max(self._top, int(self._rowids[-1]) if rows else 0)
+
+    def _catch_up(self, con: sqlite3.Connection) -> bool:
+        """Apply the writes since the last read; False when only a full read can tell."""
+        first, last = con.execute("SELECT min(seq), max(seq) FROM memory_changes").fetchone()
+        if last is not None and last > self._seq:
+            if first > self._seq + 1:  # entries this matrix has not seen were pruned
+                return False
+            changed = [r[0] for r in con.execute(
+                "SELECT DISTINCT memory_rowid FROM memory_changes WHERE seq > ?", (self._seq,))]
+            if len(changed) * 4 > self._n:
+                return False
+            if not self._apply_changes(con, changed):
+                return False
+            self._seq = last
+        new = con.execute("SELECT rowid, id, vector FROM memories WHERE rowid > ? ORDER BY rowid",
+                          (self._top,)).fetchall()
+        if new:
+            if not self._append(new):
+                return False
+            self._top = new[-1][0]
+        if self._dead > 64 and self._dead * 4 > self._n:
+            self._compact()
+        return True
+
+    def _blob_ok(self, blob: bytes) -> bool:
+        return self._matrix is not None and len(blob) == self._matrix.shape[1] * self.store.dtype.itemsize
+
+    def _apply_changes(self, con: sqlite3.Connection, changed: list[int]) -> bool:
+        rowids = self._rowids[:self._n]
+        wanted = np.asarray(changed, dtype=np.int64)
+        at = np.searchsorted(rowids, wanted)
+        inside = at < len(rowids)
+        known = inside.copy()
+        known[inside] = rowids[at[inside]] == wanted[inside]
+        positions = dict(zip(wanted[known].tolist(), at[known].tolist()))
+        if not positions:
+            return True
+        current = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+                                   (json.dumps(list(positions)),)).fetchall())
+        for rowid, i in positions.items():
+            blob = current.get(rowid)
+            if blob is None:
+                if self._alive[i]:
+                    self._alive[i] = False
+                    self._dead += 1
+            elif self._blob_ok(blob):
+                self._matrix[i] = vectors.from_blobs([blob], self._matrix.shape[1], self.store.dtype)[0]
+            else:
+                return False
+        return True
+
+    def _append(self, rows: list[tuple]) -> bool:
+        if not all(self._blob_ok(r[2]) for r in rows):
+            return False
+        n, k = self._n, len(rows)
+        if n + k > len(self._rowids):  # grow by a quarter, so appends copy the matrix only now and then
+            capacity = max(n + k, len(self._rowids) + len(self._rowids) // 4 + 1024)
+            self._resize(capacity)
+        self._rowids[n:n + k] = [r[0] for r in rows]
+        self._matrix[n:n + k] = vectors.from_blobs([r[2] for r in rows], self._matrix.shape[1], self.store.dtype)
+        self._alive[n:n + k] = True
+        self._ids.extend(r[1] for r in rows)
+        self._n = n + k
+        return True
+
+    def _resize(self, capacity: int) -> None:
+        """New arrays (never in place: a search may still hold the old ones)."""
+        n = self._n
+        rowids = np.empty(capacity, dtype=np.int64)
+        rowids[:n] = self._rowids[:n]
+        matrix = np.empty((capacity, self._matrix.shape[1]), dtype=np.float32)
+        matrix[:n] = self._matrix[:n]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[:n] = self._alive[:n]
+        self._rowids, self._matrix, self._alive, self._ids = rowids, matrix, alive, self._ids[:n]
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive[:self._n])
+        self._rowids = self._rowids[keep]
+        self._matrix = self._matrix[keep]
+        self._ids = [self._ids[i] for i in keep.tolist()]
+        self._alive = np.ones(len(keep), dtype=bool)
+        self._n, self._dead = len(keep), 0
 
     def search(self, con: sqlite3.Connection, query: np.ndarray, sql: str, params: list, limit: int,
                threshold: float | None) -> list[tuple[int, float]]:
-        rowids, ids, matrix = self._current()
-        if not len(rowids):
-            return []
-        scores = matrix @ query
-        want = min(len(rowids), max(4 * limit, 256))
+        with self._lock:  # scoring too: a refresh may rewrite rows of the matrix in place
+            self._refresh()
+            n, live = self._n, self._n - self._dead
+            if not live:
+                return []
+            scores = self._matrix[:n] @ query
+            if self._dead:
+                scores[~self._alive[:n]] = -np.inf
+            rowids, ids = self._rowids[:n], self._ids  # appends and compactions leave these entries alone
+        want = min(live, max(4 * limit, 256))
         while True:
             best = vectors.top_k(scores, want, threshold)
             candidates = [int(rowids[i]) for i in best]
@@ -559,8 +682,8 @@ class _VectorMatrix:
                 f"SELECT m.rowid, m.id FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {sql}",
                 (json.dumps(candidates), *params),
             ).fetchall())
-            # the id check drops a row whose rowid was reused since the matrix was read
+            # the id check drops a row deleted (or changed) since the matrix was read
             hits = [(rowid, float(scores[i])) for rowid, i in zip(candidates, best) if passed.get(rowid) == ids[i]]
-            if len(hits) >= limit or len(best) < want or want >= len(rowids):
+            if len(hits) >= limit or len(best) < want or want >= live:
                 return hits[:limit]
-            want = min(len(rowids), want * 4)
+            want = min(live, want * 4)

@@ -101,6 +101,19 @@ MIGRATIONS: list[list[str]] = [
     [
         "DROP TRIGGER memories_fts_insert",
     ],
+    # 5: a log of vector changes and deletions, so the in-memory matrix of unscoped searches
+    # (store/sqlite.py, _VectorMatrix) catches up with other connections' writes instead of
+    # re-reading every vector; inserts need no entry (rowids only grow). The store prunes it.
+    [
+        "CREATE TABLE memory_changes (seq INTEGER PRIMARY KEY, memory_rowid INTEGER NOT NULL)",
+        """CREATE TRIGGER memory_changes_vector AFTER UPDATE OF vector ON memories
+            WHEN old.vector IS NOT new.vector BEGIN
+            INSERT INTO memory_changes(memory_rowid) VALUES (new.rowid);
+        END""",
+        """CREATE TRIGGER memory_changes_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memory_changes(memory_rowid) VALUES (old.rowid);
+        END""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
