@@ -12,7 +12,8 @@ Per size (``--sizes``), on a fresh temporary SQLite store:
 3. embed+search ``memory.search(text, user_id=u, limit=10)`` on never-repeated texts
                (query cache always misses) beside the embedder alone on the same texts
 4. admin       unscoped ``store.search(qvec, scoped_filter({}, {"user_id": "*"}), 10, None)``:
-               first call (matrix rebuild), steady state, and after a single write
+               first call (reads every vector), steady state, and the first call after a
+               single insert / vector update / delete (catches up from the change log)
 
 Once (own fresh store): ``memory.add(messages)`` with the local embedder vs
 ``LocalEmbedder.embed(texts, "document")`` on the same texts and batches; then the
@@ -54,6 +55,7 @@ from memlane.ids import new_id  # noqa: E402
 from memlane.memory import Memory, text_hash  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
+from memlane.store.base import Delete, Update  # noqa: E402
 
 DIMS = 384
 CATEGORIES = ("food", "travel", "work", "health", "family")
@@ -482,19 +484,32 @@ def bench_admin(memory: Memory, users: list[str], qvecs: np.ndarray, n: int, see
     out["limit10_category"] = timed_loop(
         lambda i: store.search(qvecs[rng.randrange(len(qvecs))], where_cat, 10, None), n, warmup=20)
 
-    # A single committed write invalidates the whole matrix: the next admin search rebuilds it.
-    after_write = []
+    # After a committed write the next admin search brings the matrix up to date (before the
+    # change log, it re-read every vector): time that first call after one insert, after one
+    # vector update and after one delete, 3 times each.
+    after: dict[str, list[float]] = {"insert": [], "update": [], "delete": []}
+    late_ids = []
     for k in range(3):
-        vec = unit_vectors(np.random.default_rng(seed + k), 1)[0]
-        now = timeutil.now_iso()
-        store.apply(ChangeSet(inserts=[MemoryRecord(
-            id=new_memory_id(), text=f"late write {k}", hash=text_hash(f"late write {k}"), created_at=now,
-            updated_at=now, user_id=users[0], metadata={"category": "work", "level": 1}, vector=vec)]))
-        gc.collect()
-        t0 = time.perf_counter()
-        store.search(qvecs[k], where, 10, None)
-        after_write.append(time.perf_counter() - t0)
-    out["first_call_after_one_insert_ms"] = [round(s * 1000, 1) for s in after_write]
+        for kind in after:
+            vec = unit_vectors(np.random.default_rng(seed + k), 1)[0]
+            now = timeutil.now_iso()
+            if kind == "insert":
+                late_ids.append(new_memory_id())
+                change = ChangeSet(inserts=[MemoryRecord(
+                    id=late_ids[-1], text=f"late write {k}", hash=text_hash(f"late write {k}"), created_at=now,
+                    updated_at=now, user_id=users[0], metadata={"category": "work", "level": 1}, vector=vec)])
+            elif kind == "update":
+                change = ChangeSet(updates=[Update(late_ids[-1], now, vector=vec)])
+            else:
+                change = ChangeSet(deletes=[Delete(late_ids[-1])])
+            store.apply(change)
+            gc.collect()
+            t0 = time.perf_counter()
+            store.search(qvecs[k], where, 10, None)
+            after[kind].append(time.perf_counter() - t0)
+    for kind, samples in after.items():
+        out[f"first_call_after_one_{kind}_ms"] = [round(s * 1000, 2) for s in samples]
+    out["matrix_full_reads"] = getattr(store._matrix, "rebuilds", None)
     out["matrix_bytes"] = int(store._matrix._matrix.nbytes) if store._matrix._matrix is not None else None
     return out
 

@@ -42,6 +42,9 @@ _HISTORY_INSERT = (
     " run_id, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 )
 
+#: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call (a tenth of a bulk insert's time)
+_metadata_json = json.JSONEncoder(ensure_ascii=False).encode
+
 #: Entries of the ``memory_changes`` log kept: a matrix further behind than that reads every vector again.
 CHANGE_LOG_KEEP = 10_000
 
@@ -229,9 +232,9 @@ class SQLiteStore:
                 " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
                 " vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
-                  r.actor_id, r.role, json.dumps(r.metadata, ensure_ascii=False), r.memory_type,
-                  json.dumps(r.source_message_ids), r.valid_to, r.invalid_reason, r.superseded_by,
-                  r.vector.astype(dtype).tobytes())
+                  r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
+                  json.dumps(r.source_message_ids) if r.source_message_ids else "[]", r.valid_to,
+                  r.invalid_reason, r.superseded_by, vectors.to_blob(r.vector, dtype))
                  for rowid, r in enumerate(records, first)],
             )
         except sqlite3.IntegrityError as exc:
