@@ -521,6 +521,11 @@ class SQLiteStore:
         self._matrix.clear()
 
 
+def _grown(rows: int) -> int:
+    """Capacity for ``rows`` rows and the appends of a while (a quarter more)."""
+    return rows + rows // 4 + 1024
+
+
 class _VectorMatrix:
     """Every vector of the store in one float32 matrix, for searches no scope index narrows.
 
@@ -575,13 +580,17 @@ class _VectorMatrix:
         self.rebuilds += 1
         seq = con.execute("SELECT coalesce(max(seq), 0) FROM memory_changes").fetchone()[0]
         rows = con.execute("SELECT rowid, id, vector FROM memories ORDER BY rowid").fetchall()
-        self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        n, dims = len(rows), self.store._dims()
+        capacity = _grown(n)  # room for appends: growing means copying the whole matrix
+        self._rowids = np.empty(capacity, dtype=np.int64)
+        self._rowids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self._ids = [r[1] for r in rows]
-        matrix = vectors.from_blobs([r[2] for r in rows], self.store._dims(), self.store.dtype)
-        self._matrix = matrix if matrix.flags.writeable else matrix.copy()  # catching up writes rows in place
-        self._alive = np.ones(len(rows), dtype=bool)
-        self._n, self._dead, self._seq = len(rows), 0, seq
-        self._top = max(self._top, int(self._rowids[-1]) if rows else 0)
+        self._matrix = np.empty((capacity, dims), dtype=np.float32)
+        self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.store.dtype)
+        self._alive = np.zeros(capacity, dtype=bool)
+        self._alive[:n] = True
+        self._n, self._dead, self._seq = n, 0, seq
+        self._top = max(self._top, rows[-1][0] if rows else 0)
 
     def _catch_up(self, con: sqlite3.Connection) -> bool:
         """Apply the writes since the last read; False when only a full read can tell."""
@@ -637,9 +646,8 @@ class _VectorMatrix:
         if not all(self._blob_ok(r[2]) for r in rows):
             return False
         n, k = self._n, len(rows)
-        if n + k > len(self._rowids):  # grow by a quarter, so appends copy the matrix only now and then
-            capacity = max(n + k, len(self._rowids) + len(self._rowids) // 4 + 1024)
-            self._resize(capacity)
+        if n + k > len(self._rowids):
+            self._resize(_grown(n + k))
         self._rowids[n:n + k] = [r[0] for r in rows]
         self._matrix[n:n + k] = vectors.from_blobs([r[2] for r in rows], self._matrix.shape[1], self.store.dtype)
         self._alive[n:n + k] = True
@@ -659,12 +667,18 @@ class _VectorMatrix:
         self._rowids, self._matrix, self._alive, self._ids = rowids, matrix, alive, self._ids[:n]
 
     def _compact(self) -> None:
+        """Drop the deleted rows, into new arrays."""
         keep = np.flatnonzero(self._alive[:self._n])
-        self._rowids = self._rowids[keep]
-        self._matrix = self._matrix[keep]
+        n, capacity = len(keep), _grown(len(keep))
+        rowids = np.empty(capacity, dtype=np.int64)
+        rowids[:n] = self._rowids[keep]
+        matrix = np.empty((capacity, self._matrix.shape[1]), dtype=np.float32)
+        np.take(self._matrix, keep, axis=0, out=matrix[:n])
+        alive = np.zeros(capacity, dtype=bool)
+        alive[:n] = True
         self._ids = [self._ids[i] for i in keep.tolist()]
-        self._alive = np.ones(len(keep), dtype=bool)
-        self._n, self._dead = len(keep), 0
+        self._rowids, self._matrix, self._alive = rowids, matrix, alive
+        self._n, self._dead = n, 0
 
     def search(self, con: sqlite3.Connection, query: np.ndarray, sql: str, params: list, limit: int,
                threshold: float | None) -> list[tuple[int, float]]:
