@@ -77,6 +77,23 @@ def test_local_output_is_unit_norm_float32(embedder):
     np.testing.assert_allclose(query, rows[0], atol=1e-6)
 
 
+def test_local_threads_setting_applies_to_torch_while_embedding(embedder, tmp_path):
+    import torch
+
+    default = torch.get_num_threads()
+    try:
+        config = {**sqlite_config(tmp_path / "t.db"), "embedder": {"provider": "local", "config": {"threads": 1}}}
+        with Memory(config) as m:
+            assert m.embeddings.embedder.threads == 1
+            vector = m.embeddings.embedder.embed(["one thread is enough"], "query")[0]
+            assert torch.get_num_threads() == 1
+        np.testing.assert_allclose(vector, embedder.embed(["one thread is enough"], "query")[0], atol=1e-5)
+        with pytest.raises(ConfigError, match="threads"):
+            Memory({**sqlite_config(tmp_path / "u.db"), "embedder": {"provider": "local", "config": {"threads": 0}}})
+    finally:
+        torch.set_num_threads(default)
+
+
 def test_local_model_path_that_is_not_a_directory(tmp_path):
     weights = tmp_path / "model.safetensors"
     weights.write_bytes(b"not a model directory")

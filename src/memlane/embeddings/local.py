@@ -25,6 +25,12 @@ class LocalEmbedderConfig(BaseModel):
     embedding_dims: Optional[int] = Field(None, ge=1, description="checked against the model")
     batch_size: int = Field(64, ge=1)
     device: str = "cpu"
+    threads: Optional[int] = Field(
+        None, ge=1,
+        description="torch intra-op threads while this embedder runs (process-wide, like torch.set_num_threads); "
+                    "default: torch's choice, one per core. 1 keeps query latency steady when other busy "
+                    "processes share the cores, at about half the batch throughput (benchmarks/RESULTS.md)",
+    )
 
 
 def default_model_dir() -> Path:
@@ -77,7 +83,7 @@ def _dims_from_files(path: Path) -> int | None:
 
 class LocalEmbedder:
     def __init__(self, model: str | None = None, *, embedding_dims: int | None = None,
-                 batch_size: int = 64, device: str = "cpu"):
+                 batch_size: int = 64, device: str = "cpu", threads: int | None = None):
         if model is None:
             self.path = default_model_dir()
             model_name = DEFAULT_MODEL_NAME
@@ -92,6 +98,7 @@ class LocalEmbedder:
         self.name = f"local/{model_name}"
         self.device = device
         self.batch_size = batch_size
+        self.threads = threads
         dims = _dims_from_files(self.path)
         if dims is None:
             dims = int(self._model()[0].get_embedding_dimension())
@@ -102,14 +109,24 @@ class LocalEmbedder:
     @classmethod
     def from_config(cls, config: LocalEmbedderConfig) -> "LocalEmbedder":
         return cls(config.model, embedding_dims=config.embedding_dims,
-                   batch_size=config.batch_size, device=config.device)
+                   batch_size=config.batch_size, device=config.device, threads=config.threads)
 
     def _model(self) -> Any:
         return _load(self.path, self.device)
 
+    def _set_threads(self) -> None:
+        """Apply ``threads`` (under the model lock). With 2 threads on 2 cores that other processes
+        also use, every forward pass waits for a descheduled thread: one thread was 10x steadier."""
+        if self.threads is not None:
+            import torch
+
+            if torch.get_num_threads() != self.threads:
+                torch.set_num_threads(self.threads)
+
     def embed(self, texts: Sequence[str], purpose: str) -> Any:
         model, lock = self._model()
         with lock:  # one encode at a time: torch already uses every core
+            self._set_threads()
             return model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                 convert_to_numpy=True, show_progress_bar=False)
 
@@ -118,6 +135,7 @@ class LocalEmbedder:
         from one forward pass."""
         model, lock = self._model()
         with lock:
+            self._set_threads()
             outputs = model.encode(list(texts), batch_size=self.batch_size, output_value=None,
                                    normalize_embeddings=True, show_progress_bar=False)
         sentences, tokens = [], []
