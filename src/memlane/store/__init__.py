@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import Literal, Optional
@@ -12,9 +13,12 @@ from memlane.config import MemoryConfig, memlane_home, validate
 from memlane.errors import ConfigError
 from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
 
-__all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path"]
+__all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path",
+           "PostgresStoreConfig", "DATABASE_URL_ENV", "postgres_settings"]
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+#: A PostgreSQL URL here makes PostgreSQL the store of ``Memory()`` and ``memlane serve`` (unless configured otherwise).
+DATABASE_URL_ENV = "MEMLANE_DATABASE_URL"
 
 
 class SQLiteStoreConfig(BaseModel):
@@ -25,6 +29,55 @@ class SQLiteStoreConfig(BaseModel):
     embedding_model_dims: Optional[int] = Field(None, ge=1, description="checked against the embedder")
     vector_dtype: Literal["float32", "float16"] = "float32"
     busy_timeout: float = Field(30.0, gt=0, description="seconds to wait for another writer")
+
+
+class PostgresStoreConfig(BaseModel):
+    """``vector_store: {"provider": "postgres", "config": {...}}`` (``pgvector`` is accepted as a provider name too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dsn: Optional[str] = Field(None, description=f"postgresql://user:password@host:port/db (default ${DATABASE_URL_ENV})")
+    schema_name: str = Field("public", alias="schema", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
+                             description="the PostgreSQL schema holding memlane's tables (created if missing)")
+    tenant: str = Field("default", min_length=1, max_length=200,
+                        description="whose memories this store holds; tenants share the tables, never rows")
+    embedding_model_dims: Optional[int] = Field(None, ge=1, description="checked against the embedder")
+    min_connections: int = Field(1, ge=0)
+    max_connections: int = Field(10, ge=1)
+    connect_timeout: float = Field(10.0, gt=0, description="seconds to wait for a connection")
+    auto_migrate: bool = Field(True, description="upgrade the schema on start (else `memlane db upgrade`)")
+    exact_search_limit: int = Field(10_000, ge=0, description="scopes up to this many memories are searched exactly")
+    hnsw_m: int = Field(16, ge=2, le=100)
+    hnsw_ef_construction: int = Field(64, ge=4, le=1000)
+    ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list of unscoped searches")
+    max_scan_tuples: int = Field(20_000, ge=1, description="rows an iterative index scan visits before giving up")
+
+    def resolved_dsn(self) -> str:
+        dsn = self.dsn or os.environ.get(DATABASE_URL_ENV)
+        if not dsn:
+            raise ConfigError(
+                "vector_store.config.dsn is missing: give a PostgreSQL URL "
+                f"(postgresql://user:password@host:5432/dbname) or set {DATABASE_URL_ENV}"
+            )
+        return dsn
+
+    def database_options(self) -> dict:
+        return dict(schema_name=self.schema_name, min_size=self.min_connections,
+                    max_size=max(self.max_connections, self.min_connections), connect_timeout=self.connect_timeout,
+                    migrate=self.auto_migrate, hnsw_m=self.hnsw_m, hnsw_ef_construction=self.hnsw_ef_construction,
+                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples)
+
+
+def postgres_settings(config: dict | None) -> PostgresStoreConfig:
+    return validate(PostgresStoreConfig, config, "vector_store.config")
+
+
+def _check_dims(configured: Optional[int], dims: int) -> None:
+    if configured is not None and configured != dims:
+        raise ConfigError(
+            f"vector_store.config.embedding_model_dims is {configured} but the embedder "
+            f"produces {dims}-dimensional vectors"
+        )
 
 
 def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None) -> Path:
@@ -49,18 +102,27 @@ def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None) ->
 
 def create_store(config: MemoryConfig, dims: int) -> Store:
     spec = config.vector_store
+    if spec.provider in ("postgres", "postgresql", "pgvector"):
+        return _postgres_store(postgres_settings(spec.config), dims)
     if spec.provider != "sqlite":
         raise ConfigError(
             f"vector_store.provider {spec.provider!r} is not available; memlane stores vectors in its own "
-            "backends: 'sqlite' (embedded, the default)"
+            "backends: 'sqlite' (embedded, the default) or 'postgres' (PostgreSQL with pgvector)"
         )
     settings = validate(SQLiteStoreConfig, spec.config, "vector_store.config")
-    if settings.embedding_model_dims is not None and settings.embedding_model_dims != dims:
-        raise ConfigError(
-            f"vector_store.config.embedding_model_dims is {settings.embedding_model_dims} but the embedder "
-            f"produces {dims}-dimensional vectors"
-        )
+    _check_dims(settings.embedding_model_dims, dims)
     from memlane.store.sqlite import SQLiteStore
 
     return SQLiteStore(sqlite_path(settings, config.history_db_path), vector_dtype=settings.vector_dtype,
                        busy_timeout=settings.busy_timeout)
+
+
+def _postgres_store(settings: PostgresStoreConfig, dims: int) -> Store:
+    _check_dims(settings.embedding_model_dims, dims)
+    dsn = settings.resolved_dsn()
+    try:
+        from memlane.store.postgres import PostgresDatabase, PostgresStore
+    except ImportError as exc:
+        raise ConfigError(f"the PostgreSQL store needs the 'postgres' extra: pip install 'memlane[postgres]' ({exc})") from None
+    database = PostgresDatabase(dsn, **settings.database_options())
+    return PostgresStore(database, settings.tenant, owns_database=True, exact_search_limit=settings.exact_search_limit)

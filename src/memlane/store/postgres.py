@@ -1,0 +1,768 @@
+"""The PostgreSQL store: pgvector for vectors, jsonb for metadata, tsvector for keywords.
+
+- ``PostgresDatabase`` is one connection pool and the schema; ``PostgresStore`` is one
+  tenant's view of it. Every statement names the tenant, so tenants sharing the
+  tables never see each other's rows (the server opens one store per tenant over one pool).
+- Every public write is one transaction with its history. Updates, invalidations and
+  deletions lock their rows (``SELECT ... FOR UPDATE``), so concurrent writers of one
+  memory from any number of processes serialise instead of losing a write.
+- A dropped connection (server restart, failover) is retried once, except when it broke
+  during COMMIT (the outcome is unknown then, and the error says so); then the call fails
+  with ``StoreError``.
+- Search chooses per query: when the rows the scope ids (or the tenant) admit are few
+  (``exact_search_limit``), it scores all of them exactly; otherwise it asks the HNSW
+  index with pgvector's iterative scans, which keep scanning until enough rows pass the
+  filter, and falls back to the exact scan if the index still came back short.
+- Keyword search ranks with BM25 over terms from ``memlane.keywords`` (the embedded
+  store's analyzer), stored as a tsvector (a GIN index finds the rows holding a term);
+  the statistics (N, average length, document frequencies) are those of the searched scope.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import psycopg
+import psycopg_pool
+from psycopg import sql as pgsql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.types.json import Jsonb
+
+from memlane import keywords, timeutil
+from memlane.errors import ConfigError, EmbedderMismatchError, MemoryNotFoundError, StoreError
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.store import postgres_schema as schema
+from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
+from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
+
+T = TypeVar("T")
+
+_RECORD_COLUMNS = (
+    "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
+    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids"
+)
+_HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
+_MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
+_MEMORY_COPY = (
+    "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
+    " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector, terms, nterms)"
+    " FROM STDIN"
+)
+_HISTORY_COPY = (
+    "COPY memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
+    " agent_id, run_id, reason) FROM STDIN"
+)
+_HISTORY_INSERT = (
+    "INSERT INTO memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role,"
+    " user_id, agent_id, run_id, reason) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+)
+_TABLES = ("memlane_memory_tokens", "memlane_reembed", "memlane_memories", "memlane_history", "memlane_messages",
+           "memlane_applied_keys")
+
+#: BM25 parameters of SQLite FTS5's bm25(), so both backends rank alike.
+_K1, _B = 1.2, 0.75
+#: tsvector positions stop at 16383
+_MAX_POSITION = 16383
+
+
+def _record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(*row[:10], metadata=row[10], memory_type=row[11], valid_to=row[12], invalid_reason=row[13],
+                        superseded_by=row[14], source_message_ids=list(row[15]))
+
+
+def _lexeme(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
+           tenant_token: str) -> tuple[str, int]:
+    """The tsvector (as text) of a memory: its analyzed terms with their positions (term frequency
+    matters to BM25), then its scope tokens, so a scoped keyword search intersects posting lists.
+    Returns (tsvector text, number of text terms)."""
+    positions: dict[str, list[int]] = {}
+    terms = keywords.analyze(text)
+    for i, term in enumerate(terms, 1):
+        positions.setdefault(term, []).append(min(i, _MAX_POSITION))
+    scope = [keywords.scope_token(k, v) for k, v in (("user_id", user_id), ("agent_id", agent_id),
+                                                      ("run_id", run_id)) if v]
+    last = min(len(terms) + 1, _MAX_POSITION)
+    for token in (*scope, tenant_token):
+        positions.setdefault(token, []).append(last)
+    vector = " ".join(f"{_lexeme(t)}:{','.join(map(str, dict.fromkeys(p)))}" for t, p in positions.items())
+    return vector, len(terms)
+
+
+def _is_scoped(where: Node) -> dict[str, list[str]]:
+    """The scope ids a top-level condition pins (key -> ids), which an index narrows the rows by."""
+    scope: dict[str, list[str]] = {}
+    for c in conjuncts(where):
+        if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
+            if c.op == "eq":
+                scope[c.field.column] = [c.value]
+            elif c.op == "in" and c.value and None not in c.value:
+                scope[c.field.column] = list(c.value)
+    return scope
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password (for messages and ``info``)."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<unparseable DSN>"
+    params.pop("password", None)
+    host = params.get("host") or "localhost"
+    user = params.get("user") or ""
+    port = f":{params['port']}" if params.get("port") else ""
+    return f"postgresql://{user + '@' if user else ''}{host}{port}/{params.get('dbname') or ''}"
+
+
+class PostgresDatabase:
+    """A connection pool to one database (and schema), with the memlane schema brought up to date.
+
+    ``migrate=False`` refuses to start on an older schema instead of upgrading it (``memlane db upgrade``);
+    ``check=False`` leaves the schema version alone (the ``memlane db`` commands)."""
+
+    def __init__(self, dsn: str, *, schema_name: str = "public", min_size: int = 1, max_size: int = 10,
+                 connect_timeout: float = 10.0, migrate: bool = True, check: bool = True, hnsw_m: int = 16,
+                 hnsw_ef_construction: int = 64, ef_search: int = 100, max_scan_tuples: int = 20_000):
+        self.dsn = dsn
+        self.location = redact(dsn)
+        self.schema = schema_name
+        self.hnsw_m, self.hnsw_ef_construction = hnsw_m, hnsw_ef_construction
+        self.ef_search, self.max_scan_tuples = ef_search, max_scan_tuples
+        self.connect_timeout = connect_timeout
+        with self._connect() as con:
+            self.server_version = con.info.server_version
+            self._prepare(con)
+            version = schema.current_version(con) if check else schema.VERSION
+            if version != schema.VERSION:
+                if not migrate and version < schema.VERSION:
+                    raise StoreError(
+                        f"the memlane schema in {self.location} is at version {version}, this memlane needs "
+                        f"{schema.VERSION}; run `memlane db upgrade` (or enable automatic migrations)"
+                    )
+                schema.migrate(con)
+        self.casefold = casefold_sql(self.server_version)
+        self.pool = psycopg_pool.ConnectionPool(
+            dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, open=False,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}, configure=self._configure,
+            name="memlane",
+        )
+        try:
+            self.pool.open(wait=True, timeout=connect_timeout)
+        except psycopg_pool.PoolTimeout:
+            self.pool.close()
+            raise StoreError(f"could not connect to PostgreSQL at {self.location} within {connect_timeout:g} s") from None
+        self._indexed: set[int] = set()
+        self._lock = threading.Lock()
+
+    def _connect(self) -> psycopg.Connection:
+        try:
+            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout)))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self.location}: {str(exc).strip()}") from None
+
+    def _prepare(self, con: psycopg.Connection) -> None:
+        """The schema and the pgvector extension exist, and the search path finds both."""
+        try:
+            if self.schema != "public":
+                con.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
+            row = con.execute("SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n"
+                              " ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()
+            if row is None:
+                con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+                row = con.execute("SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n"
+                                  " ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"memlane needs the pgvector extension in {self.location} and may not create it ({exc}); "
+                "ask an administrator to run: CREATE EXTENSION vector;"
+            ) from None
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise StoreError(f"the PostgreSQL server at {self.location} has no pgvector extension: {exc}. "
+                             "Install pgvector (https://github.com/pgvector/pgvector), or run `memlane serve "
+                             "--postgres` for a bundled server") from None
+        self.extension_schema, self.pgvector_version = row
+        self.search_path = list(dict.fromkeys((self.schema, self.extension_schema)))
+        version = tuple(int(p) for p in self.pgvector_version.split(".")[:2])
+        if version < (0, 8):
+            raise StoreError(f"memlane needs pgvector 0.8 or newer (iterative index scans); {self.location} has "
+                             f"{self.pgvector_version}: ALTER EXTENSION vector UPDATE;")
+        self._set_path(con)
+
+    def _set_path(self, con: psycopg.Connection) -> None:
+        con.execute(pgsql.SQL("SET search_path TO {}").format(
+            pgsql.SQL(", ").join(pgsql.Identifier(s) for s in self.search_path)))
+
+    def _configure(self, con: psycopg.Connection) -> None:
+        from pgvector.psycopg import register_vector
+
+        self._set_path(con)
+        con.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false),"
+                    " set_config('hnsw.ef_search', %s, false), set_config('hnsw.max_scan_tuples', %s, false)",
+                    (str(self.ef_search), str(self.max_scan_tuples)))
+        register_vector(con)
+
+    def ensure_index(self, dims: int) -> None:
+        if dims in self._indexed:
+            return
+        with self._lock, self.pool.connection() as con:
+            schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction)
+            self._indexed.add(dims)
+
+    def has_index(self, dims: int) -> bool:
+        return dims in self._indexed
+
+    def upgrade(self) -> tuple[int, int]:
+        """Apply the missing migrations; (version before, version after)."""
+        with self.pool.connection() as con:
+            return schema.migrate(con)
+
+    def status(self) -> dict[str, Any]:
+        with self.pool.connection() as con:
+            version = schema.current_version(con)
+            tenants = {}
+            if version:
+                tenants = dict(con.execute("SELECT tenant, count(*) FROM memlane_memories GROUP BY tenant"
+                                           " ORDER BY tenant").fetchall())
+        return {"database": self.location, "schema": self.schema, "schema_version": version,
+                "current_version": schema.VERSION, "pgvector": self.pgvector_version,
+                "server": self.server_version, "memories_per_tenant": tenants}
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class PostgresStore:
+    """One tenant's memories in a ``PostgresDatabase``. ``owns_database``: ``close`` closes the pool too."""
+
+    def __init__(self, database: PostgresDatabase, tenant: str = "default", *, owns_database: bool = False,
+                 exact_search_limit: int = 10_000):
+        if not isinstance(tenant, str) or not tenant:
+            raise ConfigError("the tenant of a PostgreSQL store must be a non-empty string")
+        self.db = database
+        self.tenant = tenant
+        self.owns_database = owns_database
+        self.exact_search_limit = exact_search_limit
+        self._tenant_token = keywords.scope_token("tenant", tenant)
+        self._closed = False
+        self.dims: int | None = None
+        casefold = database.casefold
+        self._compiler = PostgresFilterCompiler(
+            columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+            documents={"metadata": "m.metadata"}, casefold=casefold)
+        self._scope_compiler = PostgresFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={},
+                                                      casefold=casefold)
+        self._message_compiler = PostgresFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={},
+                                                        casefold=casefold)
+
+    # -- connections and transactions ---------------------------------------
+
+    def _run(self, work: Callable[[psycopg.Connection], T], *, write: bool = False) -> T:
+        """Run ``work`` on a pooled connection (in one transaction when ``write``).
+
+        A connection that breaks, or a transaction the server rolled back to resolve a
+        deadlock or serialization conflict, is retried once: nothing of it was committed.
+        A connection that breaks while committing is not retried (the outcome is unknown)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        for attempt in (1, 2):
+            con: psycopg.Connection | None = None
+            committing = False
+            try:
+                with self.db.pool.connection() as con:
+                    if not write:
+                        return work(con)
+                    with con.transaction():
+                        result = work(con)
+                        committing = True
+                    return result
+            except psycopg_pool.PoolTimeout:
+                raise StoreError(
+                    f"no connection to PostgreSQL at {self.db.location} became free within "
+                    f"{self.db.connect_timeout:g} s (pool of {self.db.pool.max_size}; the server may be down "
+                    "or every connection busy)") from None
+            except psycopg.errors.TransactionRollback as exc:
+                if attempt == 2:
+                    raise StoreError(f"PostgreSQL rolled back the transaction twice ({exc.sqlstate}): "
+                                     f"{str(exc).strip()}") from None
+            except psycopg.OperationalError as exc:
+                lost = con is None or con.closed or con.broken
+                if lost and committing:
+                    raise StoreError(
+                        f"the connection to PostgreSQL at {self.db.location} was lost while committing; the "
+                        f"write may or may not have been applied ({str(exc).strip()})") from None
+                if not lost or attempt == 2:
+                    raise StoreError(f"PostgreSQL at {self.db.location} failed: {str(exc).strip()}") from None
+                # a restart or failover breaks every pooled connection at once: test the idle ones
+                # (replacing the dead) so the one retry gets a live connection
+                self.db.pool.check()
+            except psycopg.errors.UniqueViolation as exc:
+                raise StoreError(f"could not write: {exc.diag.message_detail or str(exc).strip()}") from None
+            except psycopg.Error as exc:
+                raise StoreError(f"PostgreSQL error: {str(exc).strip()}") from None
+        raise AssertionError("unreachable")
+
+    def _meta(self, con: psycopg.Connection, keys: Sequence[str]) -> dict[str, str]:
+        rows = con.execute("SELECT key, value FROM memlane_meta WHERE tenant = %s AND key = ANY(%s)",
+                           (self.tenant, list(keys))).fetchall()
+        return dict(rows)
+
+    # -- embedder binding ---------------------------------------------------
+
+    def bind_embedder(self, name: str, dims: int) -> None:
+        def bind(con: psycopg.Connection) -> None:
+            # the row lock makes two processes binding a new tenant at once take turns
+            con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, 'binding', '') "
+                        "ON CONFLICT DO NOTHING", (self.tenant,))
+            con.execute("SELECT 1 FROM memlane_meta WHERE tenant = %s AND key = 'binding' FOR UPDATE", (self.tenant,))
+            rows = self._meta(con, ("embedder", "dims"))
+            if rows.get("embedder") == name and rows.get("dims") == str(dims):
+                return
+            has_rows = con.execute("SELECT EXISTS (SELECT 1 FROM memlane_memories WHERE tenant = %s)",
+                                   (self.tenant,)).fetchone()[0]
+            if rows and has_rows:
+                raise EmbedderMismatchError(
+                    f"the store {self.db.location} (tenant {self.tenant!r}) was filled by embedder "
+                    f"{rows.get('embedder')!r} ({rows.get('dims')} dimensions) but this Memory is configured with "
+                    f"{name!r} ({dims} dimensions). Configure the original embedder, or re-embed every memory "
+                    "with the new one: `memlane reembed --config NEW_CONFIG.json` (Memory.reembed())."
+                )
+            self._set_meta(con, {"embedder": name, "dims": str(dims)})
+
+        self._run(bind, write=True)
+        self.db.ensure_index(dims)
+        self.dims = dims
+
+    def _set_meta(self, con: psycopg.Connection, values: dict[str, str]) -> None:
+        con.cursor().executemany(
+            "INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
+            " ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
+            [(self.tenant, k, v) for k, v in values.items()])
+
+    def _dims(self) -> int:
+        if self.dims is None:
+            value = self._run(lambda con: self._meta(con, ("dims",)).get("dims"))
+            if value is None:
+                raise StoreError("no embedder is bound to this store yet")
+            self.dims = int(value)
+        return self.dims
+
+    # -- writes -------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        def write(con: psycopg.Connection) -> None:
+            cur = con.cursor()
+            if changes.messages:
+                cur.executemany(
+                    f"INSERT INTO memlane_messages (tenant, {_MESSAGE_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    [(self.tenant, m.id, m.role, m.content, m.created_at, m.name, m.user_id, m.agent_id, m.run_id)
+                     for m in changes.messages])
+            if changes.inserts:
+                self._insert(cur, changes.inserts)
+            for update in changes.updates:
+                self._update(cur, update)
+            for invalidation in changes.invalidations:
+                self._invalidate(cur, invalidation)
+            for delete in changes.deletes:
+                self._delete(cur, delete.id, delete.actor_id, delete.role)
+            if changes.keys:
+                now = timeutil.now_iso()
+                cur.executemany("INSERT INTO memlane_applied_keys (tenant, key, created_at) VALUES (%s, %s, %s)"
+                                " ON CONFLICT DO NOTHING", [(self.tenant, key, now) for key in changes.keys])
+
+        self._run(write, write=True)
+
+    def _insert(self, cur: psycopg.Cursor, records: list[MemoryRecord]) -> None:
+        """COPY the rows in (the fastest way in), then their history and token vectors."""
+        tenant, token = self.tenant, self._tenant_token
+        with cur.copy(_MEMORY_COPY) as copy:
+            for r in records:
+                terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token)
+                copy.write_row((
+                    tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
+                    r.actor_id, r.role, Jsonb(r.metadata), r.memory_type, list(r.source_message_ids), r.valid_to,
+                    r.invalid_reason, r.superseded_by, np.asarray(r.vector, dtype=np.float32), terms, nterms))
+        with cur.copy(_HISTORY_COPY) as copy:
+            for r in records:
+                copy.write_row((tenant, r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id,
+                                r.agent_id, r.run_id, None))
+        self._store_tokens(cur, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
+
+    def _store_tokens(self, cur: psycopg.Cursor, items: list[tuple[str, np.ndarray]]) -> None:
+        if items:
+            cur.executemany(
+                "INSERT INTO memlane_memory_tokens (tenant, memory_id, count, vectors) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (tenant, memory_id) DO UPDATE SET count = excluded.count, vectors = excluded.vectors",
+                [(self.tenant, memory_id, len(t), np.asarray(t, dtype="<f2").tobytes()) for memory_id, t in items])
+
+    def _update(self, cur: psycopg.Cursor, u: Update) -> None:
+        row = cur.execute(
+            "SELECT text, user_id, agent_id, run_id, source_message_ids FROM memlane_memories"
+            " WHERE tenant = %s AND id = %s FOR UPDATE", (self.tenant, u.id)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(u.id)
+        old_text, sources = row[0], list(row[4])
+        sources += [i for i in dict.fromkeys(u.source_message_ids) if i not in sources]
+        terms, nterms = (None, None)
+        if u.text is not None:
+            terms, nterms = _terms(u.text, row[1], row[2], row[3], self._tenant_token)
+        cur.execute(
+            "UPDATE memlane_memories SET text = COALESCE(%s, text), hash = COALESCE(%s, hash),"
+            " metadata = COALESCE(%s::jsonb, metadata), vector = COALESCE(%s::vector, vector), updated_at = %s,"
+            " source_message_ids = %s, terms = COALESCE(%s::tsvector, terms), nterms = COALESCE(%s, nterms)"
+            " WHERE tenant = %s AND id = %s",
+            (u.text, u.hash, None if u.metadata is None else Jsonb(u.metadata),
+             None if u.vector is None else np.asarray(u.vector, dtype=np.float32), u.updated_at, sources, terms,
+             nterms, self.tenant, u.id))
+        cur.execute(_HISTORY_INSERT, (self.tenant, u.id, "UPDATE", old_text, u.text if u.text is not None else old_text,
+                                      u.updated_at, u.actor_id, u.role, *row[1:4], u.reason))
+        if u.vector is not None:  # the old token vectors described the old text
+            cur.execute("DELETE FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = %s", (self.tenant, u.id))
+            self._store_tokens(cur, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
+
+    def _invalidate(self, cur: psycopg.Cursor, inv: Invalidate) -> None:
+        row = cur.execute(
+            "SELECT text, user_id, agent_id, run_id FROM memlane_memories"
+            " WHERE tenant = %s AND id = %s AND valid_to IS NULL FOR UPDATE", (self.tenant, inv.id)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(inv.id)
+        now = timeutil.now_iso()
+        cur.execute("UPDATE memlane_memories SET valid_to = %s, invalid_reason = %s, superseded_by = %s,"
+                    " updated_at = %s WHERE tenant = %s AND id = %s",
+                    (now, inv.reason, inv.superseded_by, now, self.tenant, inv.id))
+        cur.execute(_HISTORY_INSERT, (self.tenant, inv.id, "DELETE", row[0], None, now, inv.actor_id, inv.role,
+                                      *row[1:], inv.reason))
+
+    def _delete(self, cur: psycopg.Cursor, memory_id: str, actor_id: str | None, role: str | None) -> None:
+        row = cur.execute("SELECT id, text, user_id, agent_id, run_id FROM memlane_memories"
+                          " WHERE tenant = %s AND id = %s FOR UPDATE", (self.tenant, memory_id)).fetchone()
+        if row is None:
+            raise MemoryNotFoundError(memory_id)
+        self._delete_rows(cur, [row], actor_id, role)
+
+    def _delete_rows(self, cur: psycopg.Cursor, rows: list[tuple], actor_id: str | None, role: str | None) -> None:
+        """``rows``: (id, text, user_id, agent_id, run_id), already locked."""
+        now = timeutil.now_iso()
+        cur.executemany(_HISTORY_INSERT, [(self.tenant, r[0], "DELETE", r[1], None, now, actor_id, role, *r[2:5], None)
+                                          for r in rows])
+        cur.execute("DELETE FROM memlane_memories WHERE tenant = %s AND id = ANY(%s)",
+                    (self.tenant, [r[0] for r in rows]))
+
+    def delete_matching(self, where: Node, *, actor_id: str | None = None, role: str | None = None) -> int:
+        sql, params = self._compiler.compile(where)
+
+        def delete(con: psycopg.Connection) -> int:
+            cur = con.cursor()
+            rows = cur.execute(
+                f"SELECT m.id, m.text, m.user_id, m.agent_id, m.run_id FROM memlane_memories m"
+                f" WHERE m.tenant = %s AND {sql} ORDER BY m.seq FOR UPDATE", (self.tenant, *params)).fetchall()
+            if rows:
+                self._delete_rows(cur, rows, actor_id, role)
+            return len(rows)
+
+        return self._run(delete, write=True)
+
+    def purge(self, where: Node) -> int:
+        memories_sql, memories_params = self._compiler.compile(where)
+        scope_sql, scope_params = self._scope_compiler.compile(where)
+
+        def purge(con: psycopg.Connection) -> int:
+            count = con.execute(f"DELETE FROM memlane_memories m WHERE m.tenant = %s AND {memories_sql}",
+                                (self.tenant, *memories_params)).rowcount
+            con.execute(f"DELETE FROM memlane_history WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
+            con.execute(f"DELETE FROM memlane_messages WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
+            return count
+
+        return self._run(purge, write=True)
+
+    def reset(self) -> None:
+        def reset(con: psycopg.Connection) -> None:
+            for table in _TABLES:
+                con.execute(f"DELETE FROM {table} WHERE tenant = %s", (self.tenant,))
+            con.execute("DELETE FROM memlane_meta WHERE tenant = %s AND key IN ('embedder', 'dims')", (self.tenant,))
+
+        self._run(reset, write=True)
+        self.dims = None
+
+    # -- reads --------------------------------------------------------------
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        row = self._run(lambda con: con.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND m.id = %s",
+            (self.tenant, memory_id)).fetchone())
+        return _record(row) if row else None
+
+    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
+        sql, params = self._compiler.compile(where)
+        rows = self._run(lambda con: con.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND {sql}"
+            " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s", (self.tenant, *params, limit)).fetchall())
+        return [_record(row) for row in rows]
+
+    def count(self, where: Node = MATCH_ALL) -> int:
+        sql, params = self._compiler.compile(where)
+        return self._run(lambda con: con.execute(
+            f"SELECT count(*) FROM memlane_memories m WHERE m.tenant = %s AND {sql}",
+            (self.tenant, *params)).fetchone()[0])
+
+    def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
+        sql, params = self._compiler.compile(where)
+        last = 0
+        while True:
+            rows = self._run(lambda con: con.execute(
+                f"SELECT m.seq, {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND m.seq > %s"
+                f" AND {sql} ORDER BY m.seq LIMIT %s", (self.tenant, last, *params, batch_size)).fetchall())
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [_record(row[1:]) for row in rows]
+
+    def _exact_is_small(self, con: psycopg.Connection, where: Node) -> bool:
+        """Whether the rows the scope ids (or, without them, the tenant) admit are few enough to
+        score them all: a bounded count over the scope's index."""
+        scope = _is_scoped(where)
+        conditions = "".join(f" AND {key} = ANY(%s)" for key in scope)
+        n = con.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM memlane_memories WHERE tenant = %s{conditions} LIMIT %s) AS s",
+            (self.tenant, *scope.values(), self.exact_search_limit + 1)).fetchone()[0]
+        return n <= self.exact_search_limit
+
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+        dims = self._dims()
+        sql, params = self._compiler.compile(where)
+        query = np.asarray(query, dtype=np.float32)
+
+        def exact(con: psycopg.Connection) -> list[tuple]:
+            cut = "" if threshold is None else " AND (m.vector <=> %(q)s) <= %(cut)s"
+            return con.execute(
+                _named(f"SELECT {_RECORD_COLUMNS}, 1 - (m.vector <=> %(q)s) FROM memlane_memories m"
+                       f" WHERE m.tenant = %(tenant)s AND {sql}{cut} ORDER BY m.vector <=> %(q)s, m.seq"
+                       " LIMIT %(limit)s", len(params)),
+                {"q": query, "tenant": self.tenant, "limit": limit, "cut": None if threshold is None else 1 - threshold,
+                 **_positional(params)}).fetchall()
+
+        def approximate(con: psycopg.Connection) -> list[tuple] | None:
+            kind = schema.index_type(dims)
+            cast = f"{kind}({int(dims)})"
+            rows = con.execute(
+                _named(f"SELECT {_RECORD_COLUMNS}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
+                       f" FROM memlane_memories m WHERE m.tenant = %(tenant)s AND m.dims = {int(dims)} AND {sql}"
+                       f" ORDER BY (m.vector::{cast}) <=> %(q)s::{cast} LIMIT %(limit)s", len(params)),
+                {"q": query, "tenant": self.tenant, "limit": limit, **_positional(params)}).fetchall()
+            if len(rows) < limit:  # the index gave up early (a very selective filter): score exactly
+                return None
+            rows.sort(key=lambda r: (-r[-2], r[-1]))  # iterative scans return rows in relaxed order
+            return [r[:-1] for r in rows if threshold is None or r[-1 - 1] >= threshold]
+
+        def run(con: psycopg.Connection) -> list[tuple]:
+            if schema.index_type(dims) is None or self._exact_is_small(con, where):
+                return exact(con)
+            if not self.db.has_index(dims):
+                self.db.ensure_index(dims)
+            rows = approximate(con)
+            return exact(con) if rows is None else rows
+
+        rows = self._run(run)
+        return [(_record(r), float(r[16])) for r in rows]
+
+    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        terms = list(dict.fromkeys(keywords.analyze(query)))
+        if not terms:
+            return []
+        scope = _is_scoped(where)
+        expression = "(" + " | ".join(_lexeme(t) for t in terms) + ") & " + _lexeme(self._tenant_token)
+        for key, values in scope.items():
+            expression += " & (" + " | ".join(_lexeme(keywords.scope_token(key, v)) for v in values) + ")"
+        sql, params = self._compiler.compile(where)
+        vector = np.asarray(vector, dtype=np.float32)
+
+        def read(con: psycopg.Connection) -> list[tuple[MemoryRecord, float, float]]:
+            hits = con.execute(
+                f"SELECT m.seq, m.nterms, u.lexeme, cardinality(u.positions) FROM memlane_memories m"
+                f" CROSS JOIN LATERAL unnest(m.terms) AS u WHERE m.tenant = %s AND m.terms @@ %s::tsquery AND {sql}"
+                " AND u.lexeme = ANY(%s)", (self.tenant, expression, *params, terms)).fetchall()
+            if not hits:
+                return []
+            n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memlane_memories m"
+                                   f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
+            best = _bm25(hits, int(n), float(avgdl), limit)
+            rows = con.execute(
+                f"SELECT m.seq, {_RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
+                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, [seq for seq, _ in best])).fetchall()
+            found = {r[0]: r for r in rows}
+            return [(_record(found[seq][1:]), score, float(found[seq][-1])) for seq, score in best if seq in found]
+
+        return self._run(read)
+
+    def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._run(lambda con: con.execute(
+            "SELECT memory_id, count, vectors FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = ANY(%s)",
+            (self.tenant, list(ids))).fetchall())
+        return {r[0]: np.frombuffer(r[2], dtype="<f2").reshape(r[1], -1).astype(np.float32) for r in rows}
+
+    def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
+        sql, params = self._compiler.compile(where)
+        queries = np.asarray(queries, dtype=np.float32)
+        if not len(queries):
+            return [], np.zeros((0, 0), dtype=np.float32)
+
+        def read(con: psycopg.Connection) -> tuple[list[MemoryRecord], np.ndarray]:
+            chosen: dict[int, None] = {}
+            for q in queries:  # each query's k nearest, exactly (formation works inside one scope)
+                rows = con.execute(
+                    f"SELECT m.seq FROM memlane_memories m WHERE m.tenant = %s AND {sql}"
+                    " ORDER BY m.vector <=> %s, m.seq LIMIT %s", (self.tenant, *params, q, k)).fetchall()
+                chosen.update(dict.fromkeys(r[0] for r in rows))
+            if not chosen:
+                return [], np.zeros((len(queries), 0), dtype=np.float32)
+            rows = con.execute(f"SELECT m.seq, {_RECORD_COLUMNS}, m.vector FROM memlane_memories m"
+                               " WHERE m.tenant = %s AND m.seq = ANY(%s)", (self.tenant, list(chosen))).fetchall()
+            found = {r[0]: r for r in rows}
+            order = [seq for seq in chosen if seq in found]
+            matrix = np.stack([_array(found[seq][-1]) for seq in order])
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            scores = queries @ (matrix / np.where(norms == 0, 1, norms)).T
+            return [_record(found[seq][1:]) for seq in order], scores.astype(np.float32)
+
+        return self._run(read)
+
+    def messages(self, where: Node, limit: int) -> list[MessageRecord]:
+        sql, params = self._message_compiler.compile(where)
+        rows = self._run(lambda con: con.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM (SELECT * FROM memlane_messages WHERE tenant = %s AND {sql}"
+            " ORDER BY seq DESC LIMIT %s) AS latest ORDER BY seq", (self.tenant, *params, limit)).fetchall())
+        return [MessageRecord(*row) for row in rows]
+
+    def history(self, memory_id: str) -> list[HistoryRecord]:
+        rows = self._run(lambda con: con.execute(
+            f"SELECT {_HISTORY_COLUMNS} FROM memlane_history WHERE tenant = %s AND memory_id = %s ORDER BY id",
+            (self.tenant, memory_id)).fetchall())
+        return [HistoryRecord(*row) for row in rows]
+
+    def known_keys(self, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        rows = self._run(lambda con: con.execute(
+            "SELECT key FROM memlane_applied_keys WHERE tenant = %s AND key = ANY(%s)",
+            (self.tenant, list(keys))).fetchall())
+        return {row[0] for row in rows}
+
+    def info(self) -> StoreInfo:
+        def read(con: psycopg.Connection) -> StoreInfo:
+            meta = self._meta(con, ("embedder", "dims"))
+            memories = con.execute("SELECT count(*) FROM memlane_memories WHERE tenant = %s", (self.tenant,)).fetchone()[0]
+            events = con.execute("SELECT count(*) FROM memlane_history WHERE tenant = %s", (self.tenant,)).fetchone()[0]
+            return StoreInfo(location=self.location, embedder=meta.get("embedder"),
+                             dims=int(meta["dims"]) if meta.get("dims") else None, memories=memories,
+                             history_events=events)
+
+        return self._run(read)
+
+    @property
+    def location(self) -> str:
+        where = f"?schema={self.db.schema}" if self.db.schema != "public" else ""
+        return f"{self.db.location}{where}#tenant={self.tenant}"
+
+    # -- re-embedding -------------------------------------------------------
+
+    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
+                batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
+        """New vectors go to a side table in small transactions (resumable, other writers keep
+        working); one final transaction swaps them in, embedding any memory added or changed
+        meanwhile, and records the new embedder."""
+        pending_sql = (
+            "SELECT m.id, m.hash, m.text FROM memlane_memories m LEFT JOIN memlane_reembed r"
+            " ON r.tenant = m.tenant AND r.memory_id = m.id WHERE m.tenant = %s"
+            " AND (r.memory_id IS NULL OR r.hash <> m.hash OR r.embedder <> %s) ORDER BY m.seq LIMIT %s"
+        )
+        total = self.count(MATCH_ALL)
+
+        def embed_rows(con: psycopg.Connection, rows: list[tuple]) -> None:
+            matrix = np.asarray(embed([row[2] for row in rows]), dtype=np.float32)
+            con.cursor().executemany(
+                "INSERT INTO memlane_reembed (tenant, memory_id, hash, embedder, vector) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (tenant, memory_id) DO UPDATE SET hash = excluded.hash, embedder = excluded.embedder,"
+                " vector = excluded.vector",
+                [(self.tenant, row[0], row[1], name, vec) for row, vec in zip(rows, matrix)])
+
+        while rows := self._run(lambda con: con.execute(pending_sql, (self.tenant, name, batch_size)).fetchall()):
+            self._run(lambda con: embed_rows(con, rows), write=True)
+            if progress:
+                done = self._run(lambda con: con.execute(
+                    "SELECT count(*) FROM memlane_reembed WHERE tenant = %s AND embedder = %s",
+                    (self.tenant, name)).fetchone()[0])
+                progress(min(done, total), total)
+
+        def swap(con: psycopg.Connection) -> int:
+            con.execute("LOCK TABLE memlane_memories IN SHARE ROW EXCLUSIVE MODE")  # no writer slips in meanwhile
+            while rows := con.execute(pending_sql, (self.tenant, name, batch_size)).fetchall():
+                embed_rows(con, rows)
+            con.execute("UPDATE memlane_memories m SET vector = r.vector FROM memlane_reembed r"
+                        " WHERE m.tenant = %s AND r.tenant = m.tenant AND r.memory_id = m.id", (self.tenant,))
+            self._set_meta(con, {"embedder": name, "dims": str(dims)})
+            con.execute("DELETE FROM memlane_reembed WHERE tenant = %s", (self.tenant,))
+            return con.execute("SELECT count(*) FROM memlane_memories WHERE tenant = %s", (self.tenant,)).fetchone()[0]
+
+        count = self._run(swap, write=True)
+        self.db.ensure_index(dims)
+        self.dims = dims
+        return count
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.owns_database:
+            self.db.close()
+
+
+def _named(sql: str, positional: int) -> str:
+    """Turn the filter's ``%s`` placeholders (the first ``positional`` of them) into named ones
+    (``%(p0)s`` …), so a statement can also bind named values more than once."""
+    parts = sql.split("%s")
+    if len(parts) - 1 != positional:
+        raise AssertionError("placeholder count mismatch")
+    out = parts[0]
+    for i, part in enumerate(parts[1:]):
+        out += f"%(p{i})s" + part
+    return out
+
+
+def _positional(params: list[Any]) -> dict[str, Any]:
+    return {f"p{i}": value for i, value in enumerate(params)}
+
+
+def _bm25(hits: list[tuple], n: int, avgdl: float, limit: int) -> list[tuple[int, float]]:
+    """BM25 as SQLite FTS5 computes it, over (seq, length, term, frequency) rows; best ``limit`` first."""
+    lengths: dict[int, int] = {}
+    df: dict[str, int] = {}
+    for seq, length, term, _ in hits:
+        lengths[seq] = length
+        df[term] = df.get(term, 0) + 1
+    n = max(n, len(lengths))
+    avgdl = avgdl or 1.0
+    idf = {}
+    for term, count in df.items():
+        value = math.log((n - count + 0.5) / (count + 0.5))
+        idf[term] = value if value > 0 else 1e-6
+    scores: dict[int, float] = dict.fromkeys(lengths, 0.0)
+    for seq, length, term, tf in hits:
+        scores[seq] += idf[term] * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / avgdl))
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[:limit]
+
+
+def _array(value: Any) -> np.ndarray:
+    """A vector as the pgvector loader gives it (``Vector`` or a numpy array), as float32."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)

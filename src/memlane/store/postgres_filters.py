@@ -1,0 +1,181 @@
+"""Compile the filter AST to a PostgreSQL WHERE clause with bound parameters only (``%s``).
+
+The semantics are those of the SQLite compiler (``sqlite_filters``) and of
+``memlane.jsonmatch``, which the conformance suite checks row by row:
+
+- a predicate is true, false or NULL, and NULL means "no match"; ``Not`` folds NULL
+  to false before negating, so ``ne`` and ``nin`` match records that lack the key;
+- paths step through JSON objects only (``->`` with a text key: ``tags.0`` does not
+  index an array, as ``$."tags"."0"`` does not in SQLite);
+- JSON equality is jsonb equality (``true`` is not ``1``, ``1`` is ``1.0``); an equality
+  is also written as jsonb containment so the GIN index on ``metadata`` can serve it;
+- containment is ``memlane_json_contains`` (jsonmatch's definition), case folding is the
+  server's Unicode case folding when it has one (PostgreSQL 18 ``casefold``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from memlane.filters import And, Compare, Node, Not, Or
+
+_SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def casefold_sql(server_version: int) -> str:
+    """A SQL template (``{}`` is the text) folding case like ``str.casefold`` as closely as the server can."""
+    if server_version >= 180000:
+        return "casefold(({}) COLLATE pg_unicode_fast)"
+    if server_version >= 170000:
+        return "lower(({}) COLLATE pg_c_utf8)"
+    return "lower({})"
+
+
+def _nest(path: tuple[str, ...], value: Any) -> Any:
+    for segment in reversed(path):
+        value = {segment: value}
+    return value
+
+
+class PostgresFilterCompiler:
+    """``columns`` maps filter column names to SQL expressions; ``documents`` maps lookup
+    targets (e.g. ``metadata``) to the SQL expression of a jsonb column."""
+
+    def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str], casefold: str = "lower({})"):
+        self.columns = columns
+        self.documents = documents
+        self.casefold = casefold
+
+    def compile(self, node: Node) -> tuple[str, list[Any]]:
+        params: list[Any] = []
+        return self._node(node, params), params
+
+    def _node(self, node: Node, params: list[Any]) -> str:
+        if isinstance(node, And):
+            if not node.items:
+                return "TRUE"
+            return "(" + " AND ".join(self._node(item, params) for item in node.items) + ")"
+        if isinstance(node, Or):
+            return "(" + " OR ".join(self._node(item, params) for item in node.items) + ")"
+        if isinstance(node, Not):
+            return f"NOT COALESCE({self._node(node.item, params)}, FALSE)"
+        assert isinstance(node, Compare)
+        if node.field.column is not None:
+            return self._column(self.columns[node.field.column], node.op, node.value, params)
+        return self._json(self.documents[node.field.target], node.field.path, node.op, node.value, params)
+
+    # -- plain text columns (declared COLLATE "C": byte order, as in SQLite) ----
+
+    def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
+        if op == "exists":
+            return f"{col} IS NOT NULL"
+        if op == "eq" and value is None:
+            return f"{col} IS NULL"
+        if op == "ne":
+            params.append(value)
+            return f"{col} IS DISTINCT FROM %s::text"
+        if op in ("in", "nin"):
+            present = [v for v in value if v is not None]
+            parts = []
+            if present:
+                params.append(present)
+                parts.append(f"{col} = ANY(%s::text[])")
+            if len(present) < len(value):
+                parts.append(f"{col} IS NULL")
+            clause = "(" + " OR ".join(parts) + ")" if parts else "FALSE"
+            return clause if op == "in" else f"NOT COALESCE({clause}, FALSE)"
+        if op == "contains":
+            params.append(value)
+            return f"strpos({col}, %s::text) > 0"
+        if op == "icontains":
+            params.append(value.casefold())
+            return f"strpos({self.casefold.format(col)}, %s::text) > 0"
+        params.append(value)
+        return f"{col} {_SQL_OPS[op]} %s::text"
+
+    # -- paths into a jsonb document --------------------------------------------
+
+    def _at(self, doc: str, path: tuple[str, ...], params: list[Any]) -> str:
+        params.extend(path)
+        return "(" + doc + "".join(" -> %s::text" for _ in path) + ")"
+
+    def _json(self, doc: str, path: tuple[str, ...], op: str, value: Any, params: list[Any]) -> str:
+        if op == "exists":
+            if len(path) == 1:  # a top-level key: the GIN index answers ``?``
+                params.append(path[0])
+                return f"({doc} ? %s::text)"
+            return f"{self._at(doc, path, params)} IS NOT NULL"
+        if op == "ne":
+            return f"NOT COALESCE({self._json(doc, path, 'eq', value, params)}, FALSE)"
+        if op == "nin":
+            return f"NOT COALESCE({self._json(doc, path, 'in', value, params)}, FALSE)"
+        if op == "in":
+            return self._json_in(doc, path, value, params)
+        if op == "eq":
+            if value is None:
+                return f"COALESCE(jsonb_typeof({self._at(doc, path, params)}), 'null') = 'null'"
+            # equal values contain each other: the containment lets the GIN index narrow the rows
+            params.append(Jsonb(_nest(path, value)))
+            containment = f"{doc} @> %s::jsonb"
+            at = self._at(doc, path, params)
+            params.append(Jsonb(value))
+            return f"({containment} AND {at} = %s::jsonb)"
+        if op in ("gt", "gte", "lt", "lte"):
+            # each ``_at`` binds its own copy of the path: parameters follow the text's order
+            kind = "string" if isinstance(value, str) else "number"
+            test = f"jsonb_typeof({self._at(doc, path, params)}) = '{kind}'"
+            if kind == "string":
+                operand = f"({self._at(doc, path, params)} #>> '{{}}') COLLATE \"C\""
+                cast = "text"
+            else:
+                operand = f"{self._at(doc, path, params)}::numeric"
+                cast = "numeric"
+            params.append(value)
+            return f"CASE WHEN {test} THEN {operand} {_SQL_OPS[op]} %s::{cast} END"
+        if op == "contains":
+            if not isinstance(value, str):
+                at = self._at(doc, path, params)
+                params.append(Jsonb(value))
+                return f"memlane_json_contains({at}, %s::jsonb)"
+            # a substring of a string, else JSON containment
+            test = f"jsonb_typeof({self._at(doc, path, params)}) = 'string'"
+            text = f"{self._at(doc, path, params)} #>> '{{}}'"
+            params.append(value)
+            substring = f"strpos({text}, %s::text) > 0"
+            at = self._at(doc, path, params)
+            params.append(Jsonb(value))
+            return f"CASE WHEN {test} THEN {substring} ELSE memlane_json_contains({at}, %s::jsonb) END"
+        if op == "icontains":
+            folded = value.casefold()
+            kind = f"jsonb_typeof({self._at(doc, path, params)})"
+            text = self.casefold.format(f"{self._at(doc, path, params)} #>> '{{}}'")
+            params.append(folded)
+            substring = f"strpos({text}, %s::text) > 0"
+            elements = f"jsonb_array_elements({self._at(doc, path, params)})"
+            params.append(folded)
+            element = self.casefold.format("x.e #>> '{}'")
+            return (f"CASE {kind} WHEN 'string' THEN {substring}"
+                    f" WHEN 'array' THEN EXISTS (SELECT 1 FROM {elements} AS x(e)"
+                    f" WHERE jsonb_typeof(x.e) = 'string' AND {element} = %s::text) ELSE FALSE END")
+        if op == "json_contains":
+            at = self._at(doc, path, params)
+            params.append(Jsonb(value))
+            return f"memlane_json_contains({at}, %s::jsonb)"
+        if op == "json_contained_by":
+            params.append(Jsonb(value))
+            return f"memlane_json_contains(%s::jsonb, {self._at(doc, path, params)})"
+        raise ValueError(f"unknown filter operator {op!r}")  # the parser admits no other
+
+    def _json_in(self, doc: str, path: tuple[str, ...], values: tuple[Any, ...], params: list[Any]) -> str:
+        present = [v for v in values if v is not None]
+        parts = []
+        if present:
+            at = self._at(doc, path, params)
+            params.append([Jsonb(v) for v in present])
+            parts.append(f"{at} = ANY(%s::jsonb[])")
+        if len(present) < len(values):
+            parts.append(self._json(doc, path, "eq", None, params))
+        return "(" + " OR ".join(parts) + ")" if parts else "FALSE"

@@ -1,0 +1,234 @@
+"""Versioned schema of the PostgreSQL store (``memlane_schema_version`` records each version applied).
+
+Every table carries a ``tenant`` column that leads its primary key and indexes, and
+every query names the tenant, so the tables can be distributed by tenant (e.g.
+Citus) without cross-shard queries. Text columns that filters compare or sort
+(ids, scope, timestamps) use the "C" collation: byte order, the order SQLite uses,
+so ISO timestamps sort chronologically whatever the database's locale.
+
+Migrations run in one transaction under an advisory lock, so several processes
+starting at once apply them exactly once. Append new migrations; never edit old ones.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from memlane.errors import StoreError
+
+#: The advisory lock key of schema changes (migrations and vector indexes).
+LOCK_KEY = 0x6D656D6C616E65  # "memlane"
+
+_C = 'COLLATE "C"'
+
+MIGRATIONS: list[list[str]] = [
+    # 1: memories (vector, keyword terms, metadata), history, raw messages, store metadata,
+    # idempotency keys, token vectors, the side table of a resumable re-embedding
+    [
+        f"""CREATE TABLE memlane_meta (
+            tenant text {_C} NOT NULL,
+            key text {_C} NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )""",
+        f"""CREATE TABLE memlane_memories (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            text text NOT NULL,
+            hash text NOT NULL,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            actor_id text {_C},
+            role text {_C},
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            memory_type text {_C},
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            valid_to text {_C},
+            invalid_reason text,
+            superseded_by text {_C},
+            source_message_ids text[] NOT NULL DEFAULT '{{}}',
+            vector vector NOT NULL,
+            dims integer GENERATED ALWAYS AS (vector_dims(vector)) STORED,
+            terms tsvector NOT NULL,
+            nterms integer NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE UNIQUE INDEX memlane_memories_seq ON memlane_memories (tenant, seq)",
+        "CREATE INDEX memlane_memories_user ON memlane_memories (tenant, user_id, created_at) WHERE user_id IS NOT NULL",
+        "CREATE INDEX memlane_memories_agent ON memlane_memories (tenant, agent_id, created_at) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memlane_memories_run ON memlane_memories (tenant, run_id, created_at) WHERE run_id IS NOT NULL",
+        "CREATE INDEX memlane_memories_created ON memlane_memories (tenant, created_at)",
+        "CREATE INDEX memlane_memories_metadata ON memlane_memories USING gin (metadata)",
+        "CREATE INDEX memlane_memories_terms ON memlane_memories USING gin (terms)",
+        f"""CREATE TABLE memlane_history (
+            tenant text {_C} NOT NULL,
+            id bigint GENERATED ALWAYS AS IDENTITY,
+            memory_id text {_C} NOT NULL,
+            event text NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
+            old_memory text,
+            new_memory text,
+            created_at text {_C} NOT NULL,
+            actor_id text {_C},
+            role text {_C},
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            reason text,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX memlane_history_memory ON memlane_history (tenant, memory_id, id)",
+        "CREATE INDEX memlane_history_user ON memlane_history (tenant, user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX memlane_history_agent ON memlane_history (tenant, agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memlane_history_run ON memlane_history (tenant, run_id) WHERE run_id IS NOT NULL",
+        f"""CREATE TABLE memlane_messages (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            role text {_C} NOT NULL,
+            name text {_C},
+            content text NOT NULL,
+            created_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX memlane_messages_seq ON memlane_messages (tenant, seq)",
+        "CREATE INDEX memlane_messages_user ON memlane_messages (tenant, user_id, seq) WHERE user_id IS NOT NULL",
+        "CREATE INDEX memlane_messages_agent ON memlane_messages (tenant, agent_id, seq) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memlane_messages_run ON memlane_messages (tenant, run_id, seq) WHERE run_id IS NOT NULL",
+        f"""CREATE TABLE memlane_applied_keys (
+            tenant text {_C} NOT NULL,
+            key text {_C} NOT NULL,
+            created_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )""",
+        f"""CREATE TABLE memlane_memory_tokens (
+            tenant text {_C} NOT NULL,
+            memory_id text {_C} NOT NULL,
+            count integer NOT NULL,
+            vectors bytea NOT NULL,
+            PRIMARY KEY (tenant, memory_id),
+            FOREIGN KEY (tenant, memory_id) REFERENCES memlane_memories (tenant, id) ON DELETE CASCADE
+        )""",
+        f"""CREATE TABLE memlane_reembed (
+            tenant text {_C} NOT NULL,
+            memory_id text {_C} NOT NULL,
+            hash text NOT NULL,
+            embedder text NOT NULL,
+            vector vector NOT NULL,
+            PRIMARY KEY (tenant, memory_id)
+        )""",
+        # JSON containment with the semantics of memlane.jsonmatch.json_contains (the filter
+        # language's definition, which SQLite evaluates in Python). jsonb's own @> differs in
+        # nested arrays ('[[1,2]]' @> '[1]' is false there), so filters cannot use it alone.
+        """CREATE FUNCTION memlane_json_contains(a jsonb, b jsonb) RETURNS boolean
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+        DECLARE
+            k text;
+            v jsonb;
+        BEGIN
+            CASE jsonb_typeof(a)
+            WHEN 'object' THEN
+                IF jsonb_typeof(b) <> 'object' THEN
+                    RETURN false;
+                END IF;
+                FOR k, v IN SELECT * FROM jsonb_each(b) LOOP
+                    IF NOT (a ? k) OR NOT memlane_json_contains(a -> k, v) THEN
+                        RETURN false;
+                    END IF;
+                END LOOP;
+                RETURN true;
+            WHEN 'array' THEN
+                IF jsonb_typeof(b) = 'array' THEN
+                    FOR v IN SELECT * FROM jsonb_array_elements(b) LOOP
+                        IF NOT EXISTS (SELECT 1 FROM jsonb_array_elements(a) AS x(e)
+                                       WHERE memlane_json_contains(x.e, v)) THEN
+                            RETURN false;
+                        END IF;
+                    END LOOP;
+                    RETURN true;
+                END IF;
+                IF jsonb_typeof(b) = 'object' THEN
+                    RETURN false;
+                END IF;
+                RETURN EXISTS (SELECT 1 FROM jsonb_array_elements(a) AS x(e) WHERE x.e = b);
+            ELSE
+                RETURN a = b;
+            END CASE;
+        END
+        $$""",
+    ],
+]
+
+VERSION = len(MIGRATIONS)
+
+
+def current_version(con: psycopg.Connection) -> int:
+    """The schema version of the database (0: memlane has never run there)."""
+    exists = con.execute("SELECT to_regclass('memlane_schema_version') IS NOT NULL").fetchone()[0]
+    if not exists:
+        return 0
+    return con.execute("SELECT coalesce(max(version), 0) FROM memlane_schema_version").fetchone()[0]
+
+
+def migrate(con: psycopg.Connection) -> tuple[int, int]:
+    """Bring the schema up to ``VERSION``; returns (version before, version after).
+
+    Runs in its own transaction under the advisory lock; ``con`` must be in autocommit mode."""
+    with con.transaction():
+        con.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS memlane_schema_version ("
+            " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        before = current_version(con)
+        if before > VERSION:
+            raise StoreError(
+                f"the database has memlane schema version {before}, newer than this memlane understands "
+                f"({VERSION}); upgrade memlane"
+            )
+        for version in range(before, VERSION):
+            for statement in MIGRATIONS[version]:
+                con.execute(statement)
+            con.execute("INSERT INTO memlane_schema_version(version) VALUES (%s)", (version + 1,))
+    return before, VERSION
+
+
+def index_type(dims: int) -> str | None:
+    """The pgvector type an HNSW index of ``dims``-dimensional vectors can use (None: too many
+    dimensions to index; searches are then exact)."""
+    if dims <= 2000:
+        return "vector"
+    if dims <= 4000:
+        return "halfvec"
+    return None
+
+
+def index_name(dims: int) -> str:
+    return f"memlane_memories_hnsw_{dims}"
+
+
+def ensure_vector_index(con: psycopg.Connection, dims: int, *, m: int, ef_construction: int) -> bool:
+    """Create the HNSW (cosine) index over the ``dims``-dimensional vectors if missing.
+
+    Vectors of one database may differ in dimensions (tenants with different embedders),
+    so the index is an expression index over a cast, partial on ``dims``; searches repeat
+    that expression and predicate. Returns True when it created the index."""
+    kind = index_type(int(dims))
+    if kind is None:
+        return False
+    name = index_name(int(dims))
+    with con.transaction():
+        con.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        if con.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]:
+            return False
+        # dims, m and ef_construction are integers validated by the caller; DDL takes no parameters
+        con.execute(
+            f"CREATE INDEX {name} ON memlane_memories USING hnsw ((vector::{kind}({int(dims)})) {kind}_cosine_ops)"
+            f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) WHERE dims = {int(dims)}"
+        )
+    return True
