@@ -406,8 +406,11 @@ def serve(
                                               help="user_id the /mcp tools use when a call names no scope"),
     threads: Optional[int] = typer.Option(None, min=1, help="threads per worker for memory calls (default 40)"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
+    postgres: bool = typer.Option(False, "--postgres", help="store in a bundled PostgreSQL under the home directory"),
 ) -> None:
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp."""
+    if postgres:
+        _use_bundled_postgres()
     try:
         import uvicorn
 
@@ -427,7 +430,7 @@ def serve(
     console.print(f"[bold]memlane server[/bold]  {url}", highlight=False, soft_wrap=True)
     console.print(f"  API docs      {url}/docs", highlight=False, soft_wrap=True)
     console.print(f"  MCP           {url}/mcp  (streamable HTTP)", highlight=False, soft_wrap=True)
-    console.print(f"  stores        {settings.home / 'tenants'}/<tenant>.db", highlight=False, soft_wrap=True)
+    console.print(f"  stores        {_store_location(settings)}", highlight=False, soft_wrap=True)
     if no_auth:
         console.print("  auth          [yellow]off (--no-auth)[/yellow]: every request is admin of tenant 'default'",
                       soft_wrap=True)
@@ -516,6 +519,78 @@ def mcp_(
         _needs_server_extra(exc)
     with _memory() as memory:
         run_stdio(memory, default_user_id=user_id)
+
+
+
+# -- PostgreSQL: memlane db upgrade/status, serve --postgres ---------------------------------------
+
+db_app = typer.Typer(help="The PostgreSQL store's schema (MEMLANE_DATABASE_URL or --dsn).", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+DsnOpt = typer.Option(None, "--dsn", help="postgresql://user:password@host:5432/db (default: the config, then "
+                                          "$MEMLANE_DATABASE_URL)")
+SchemaOpt = typer.Option(None, "--schema", help="PostgreSQL schema of memlane's tables (default: the config, then public)")
+
+
+def _postgres_target(dsn: str | None, schema: str | None) -> tuple[str, str]:
+    from memlane.config import load
+    from memlane.store import postgres_settings
+
+    spec = load(_state["config"]).vector_store
+    settings = postgres_settings(spec.config if spec.provider in ("postgres", "postgresql", "pgvector") else {})
+    return dsn or settings.resolved_dsn(), schema or settings.schema_name
+
+
+@command("upgrade", on=db_app)
+def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt) -> None:
+    """Bring the database's memlane schema to this version (safe to run again, and from several hosts)."""
+    from memlane.store.postgres import PostgresDatabase
+
+    url, schema_name = _postgres_target(dsn, schema)
+    database = PostgresDatabase(url, schema_name=schema_name, min_size=0, max_size=1, migrate=False, check=False)
+    try:
+        before, after = database.upgrade()
+    finally:
+        database.close()
+    change = f"{before} -> {after}" if before != after else f"{after} (already current)"
+    console.print(f"memlane schema in {escape(database.location)} ({escape(schema_name)}): version {change}",
+                  highlight=False)
+
+
+@command("status", on=db_app)
+def db_status(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt, as_json: bool = JsonOpt) -> None:
+    """Schema version, pgvector version and memories per tenant."""
+    from memlane.store.postgres import PostgresDatabase
+
+    url, schema_name = _postgres_target(dsn, schema)
+    database = PostgresDatabase(url, schema_name=schema_name, min_size=0, max_size=1, migrate=False, check=False)
+    try:
+        status = database.status()
+    finally:
+        database.close()
+    if as_json:
+        _print_json(status)
+        return
+    for key, value in status.items():
+        console.print(f"{key:16}{escape(str(value))}", highlight=False)
+
+
+def _use_bundled_postgres() -> None:
+    from memlane.config import memlane_home
+    from memlane.store import DATABASE_URL_ENV
+    from memlane.store.pgserver import bundled_url
+
+    os.environ[DATABASE_URL_ENV] = bundled_url(memlane_home())  # worker processes inherit it
+    console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False, soft_wrap=True)
+
+
+def _store_location(settings: Any) -> str:
+    from memlane.tenancy import Tenants
+
+    try:
+        return Tenants.describe(settings.config, settings.home)
+    except MemlaneError as exc:
+        return f"[red]{escape(str(exc))}[/red]"
 
 
 def main() -> None:

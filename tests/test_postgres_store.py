@@ -1,0 +1,122 @@
+"""What only the PostgreSQL store has: tenants sharing tables, schema versions, the HNSW
+path, connection loss, configuration errors. Shared behaviour is in test_store_conformance.py."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from memlane import ConfigError, Memory
+from memlane.errors import StoreError
+from memlane.memory import NewMemory
+from memlane.store import postgres_schema
+
+
+def test_tenants_share_tables_but_never_rows(pg, embedder):
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema, tenant="acme"), embedder=embedder) as acme, \
+            Memory(pg.config(schema, tenant="globex"), embedder=embedder) as globex:
+        a = acme.add("acme's secret plan", user_id="u", infer=False)["results"][0]["id"]
+        globex.add("globex's roadmap", user_id="u", infer=False)
+        assert [r["memory"] for r in globex.search("secret plan", filters={"user_id": "*"})["results"]] == [
+            "globex's roadmap"]
+        assert globex.get(a) is None and globex.history(a) == []
+        assert [r["memory"] for r in globex.search("secret", user_id="u", keyword_search=True)["results"]] == [
+            "globex's roadmap"]
+        globex.reset()
+        assert acme.info()["memories"] == 1 and globex.info()["memories"] == 0
+        assert "tenant=acme" in acme.info()["store"]
+
+
+def test_migrations_are_recorded_and_idempotent(pg, embedder):
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema), embedder=embedder):
+        pass
+    with Memory(pg.config(schema), embedder=embedder):  # a second start changes nothing
+        pass
+    with psycopg.connect(pg.url, autocommit=True) as con:
+        con.execute(f'SET search_path TO "{schema}", public')
+        assert postgres_schema.current_version(con) == postgres_schema.VERSION
+        versions = [r[0] for r in con.execute("SELECT version FROM memlane_schema_version ORDER BY version")]
+        assert versions == list(range(1, postgres_schema.VERSION + 1))
+        assert postgres_schema.migrate(con) == (postgres_schema.VERSION, postgres_schema.VERSION)
+        indexes = {r[0] for r in con.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,))}
+        assert "memlane_memories_hnsw_384" in indexes
+
+
+def test_auto_migrate_off_refuses_an_old_schema(pg, embedder):
+    with pytest.raises(StoreError, match="memlane db upgrade"):
+        Memory(pg.config(auto_migrate=False), embedder=embedder)
+
+
+def test_unscoped_search_uses_the_hnsw_index_and_agrees_with_exact(pg, embedder):
+    schema = pg.fresh_schema()
+    texts = [f"Note {i}: {topic}" for i, topic in enumerate(
+        ["tennis on Sundays", "a sister in Rome", "allergic to cats", "pasta for dinner", "night shifts",
+         "learning Japanese", "a red bicycle", "jazz records", "hiking in the Alps", "a fear of spiders"] * 3)]
+    with Memory(pg.config(schema), embedder=embedder) as exact, \
+            Memory(pg.config(schema, exact_search_limit=0), embedder=embedder) as ann:
+        exact.insert([NewMemory(text=t, user_id=f"u{i % 5}") for i, t in enumerate(texts)])
+        for query in ("sports", "family abroad", "music"):
+            wide = {"user_id": "*"}
+            assert [r["id"] for r in ann.search(query, filters=wide, limit=5)["results"]] == [
+                r["id"] for r in exact.search(query, filters=wide, limit=5)["results"]]
+        with psycopg.connect(pg.url, autocommit=True) as con:  # the plan of the ANN query uses the index
+            con.execute(f'SET search_path TO "{schema}", public')
+            con.execute("SET enable_seqscan = off")
+            plan = "\n".join(r[0] for r in con.execute(
+                "EXPLAIN SELECT id FROM memlane_memories m WHERE m.tenant = 'default' AND m.dims = 384"
+                " ORDER BY (m.vector::vector(384)) <=> (SELECT vector FROM memlane_memories LIMIT 1)::vector(384)"
+                " LIMIT 5"))
+            assert "memlane_memories_hnsw_384" in plan
+
+
+def test_a_dropped_connection_is_retried_once(pg, embedder):
+    with Memory(pg.config(min_connections=2), embedder=embedder) as memory:
+        memory.add("survives a restart", user_id="u", infer=False)
+        store = memory.store
+        with psycopg.connect(pg.url, autocommit=True) as admin:  # what a server restart does to our connections
+            killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                   " WHERE application_name = '' AND pid <> pg_backend_pid()"
+                                   " AND datname = current_database()").fetchone()[0]
+        assert killed >= 1
+        assert [r["memory"] for r in memory.get_all(user_id="u")["results"]] == ["survives a restart"]
+        memory.add("and writes again", user_id="u", infer=False)
+        assert store.count() == 2
+
+
+def test_configuration_errors_are_helpful(pg, embedder, monkeypatch):
+    monkeypatch.delenv("MEMLANE_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="dsn is missing"):
+        Memory({"vector_store": {"provider": "postgres"}}, embedder=embedder)
+    with pytest.raises(ConfigError, match="vector_store.config.schema"):
+        Memory({"vector_store": {"provider": "postgres", "config": {"dsn": pg.url, "schema": "no-dashes"}}},
+               embedder=embedder)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Memory({"vector_store": {"provider": "postgres", "config": {"dsn": pg.url, "colour": "red"}}},
+               embedder=embedder)
+    with pytest.raises(StoreError, match="cannot connect to PostgreSQL"):
+        Memory({"vector_store": {"provider": "postgres", "config": {
+            "dsn": "postgresql://nobody:secret@127.0.0.1:1/none", "connect_timeout": 1}}}, embedder=embedder)
+
+
+def test_the_database_url_environment_variable_is_the_default_dsn(pg, embedder, monkeypatch):
+    monkeypatch.setenv("MEMLANE_DATABASE_URL", pg.url)
+    schema = pg.fresh_schema()
+    with Memory({"vector_store": {"provider": "postgres", "config": {"schema": schema}}}, embedder=embedder) as m:
+        m.add("from the environment", user_id="u", infer=False)
+        assert "secret" not in m.info()["store"] and m.info()["memories"] == 1
+
+
+def test_db_commands_upgrade_and_report(pg, cli):
+    schema = pg.fresh_schema()
+    first = cli("db", "upgrade", "--dsn", pg.url, "--schema", schema)
+    assert f"version 0 -> {postgres_schema.VERSION}" in first.output
+    again = cli("db", "upgrade", "--dsn", pg.url, "--schema", schema)
+    assert "already current" in again.output
+    import json
+
+    status = json.loads(cli("db", "status", "--dsn", pg.url, "--schema", schema, "--json").output)
+    assert status["schema_version"] == postgres_schema.VERSION and status["memories_per_tenant"] == {}
+    failed = cli("db", "status", "--dsn", "postgresql://x:y@127.0.0.1:1/z", ok=False)
+    assert failed.exit_code == 1 and "cannot connect to PostgreSQL" in failed.output and ":y@" not in failed.output
