@@ -53,3 +53,20 @@ def test_recall_report(tmp_path, embedder, mode):
     assert report["overall_1_4"]["R@5"] == 100.0  # five turns: everything is in the top 5
     assert report["by_category"]["4"]["R@1"] == 100.0
     assert set(report["by_category"]) == {"1", "2", "4", "5"}
+
+
+def test_several_modes_share_one_insertion_and_report_each_conversation(tmp_path, embedder):
+    config = {**sqlite_config(tmp_path / "modes.db"), "retrieval": locomo.RETRIEVAL_SETTINGS}
+    with Memory(config, embedder=embedder) as memory:
+        reports = locomo.run_modes(memory, DATA, ks=(1, 5), modes=("vector", "full"))
+        assert memory.info()["memories"] == 5  # the conversation was stored once for both modes
+        single = locomo.run(memory, DATA, ks=(1, 5), mode="full")
+    assert set(reports) == {"vector", "full"}
+    for report in reports.values():
+        assert report["questions"] == 4 and not report["search_ms_includes_embedding"]
+        assert report["by_conversation"]["conv-x"] == {"R@1": report["overall_1_4"]["R@1"], "R@5": 100.0,
+                                                       "questions": 3}
+    assert single["search_ms_includes_embedding"]
+    assert single["overall_1_4"] == reports["full"]["overall_1_4"]
+    with pytest.raises(ValueError):
+        locomo.run_modes(memory, DATA, modes=("dense",))
