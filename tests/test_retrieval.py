@@ -8,7 +8,8 @@ import pytest
 
 from memlane import ConfigError, InvalidInputError, Memory
 from memlane.keywords import analyze, match_expression
-from memlane.retrieval import fusion, judge
+from memlane.memory import NewMemory
+from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate
 from memlane.models import MemoryItem, MemoryRecord
 from support.openai_server import Reply, chat_completion
@@ -113,6 +114,81 @@ def test_fusion_methods():
     assert blended[0].record.id == "b" and blended[0].rerank == 1.0
 
 
+def test_dates_named_in_a_query_become_time_windows():
+    def spans(query):
+        return [(a.date().isoformat(), b.date().isoformat()) for a, b in timeline.date_windows(query)]
+
+    assert spans("What did Tim say on 16 November, 2023?") == [("2023-11-16", "2023-11-17")]
+    assert spans("the photo shared on December 1,2023") == [("2023-12-01", "2023-12-02")]
+    assert spans("finished reading on 8th December, 2023") == [("2023-12-08", "2023-12-09")]
+    assert spans("logs from 2024-02-29") == [("2024-02-29", "2024-03-01")]
+    assert spans("What did he learn in August 2023?") == [("2023-08-01", "2023-09-01")]
+    assert spans("plans for Dec 2023") == [("2023-12-01", "2024-01-01")]
+    assert spans("any award in 2022?") == [("2022-01-01", "2023-01-01")]
+    assert spans("the 31 February 2023 party") == [("2023-02-01", "2023-03-01")]  # no such day: the month
+    assert spans("what did we do last week?") == [] and spans("my May plans") == []
+
+
+def test_timeline_lends_neighbours_score_and_boosts_named_dates():
+    def cand(name, score, created, user="u"):
+        record = MemoryRecord(id=name, text=name, hash="", created_at=created, updated_at=created, user_id=user)
+        return Candidate(record, score, score=score)
+
+    def pool():
+        return [cand("match", 0.9, "2023-05-08T13:56:00+00:00"),
+                cand("isolated", 0.5, "2023-01-01T10:00:00+00:00"),
+                cand("reply", 0.5, "2023-05-08T13:56:01+00:00"),  # right after the match
+                cand("later", 0.5, "2023-05-08T15:00:00+00:00"),  # two hours after the reply: too far
+                cand("elsewhere", 0.5, "2023-05-08T13:56:02+00:00", user="v"),  # another user's memory
+                cand("bottom", 0.1, "2023-02-01T00:00:00+00:00")]
+
+    ranked, info = timeline.apply(pool(), "where will it be?", date_weight=0.3, neighbour_weight=0.4,
+                                  neighbour_gap_seconds=3600)
+    assert [c.record.id for c in ranked[:2]] == ["match", "reply"] and info == {"neighbour_pairs": 1}
+    assert ranked[0].score == pytest.approx(1 + 0.4 * 0.5) and ranked[1].score == pytest.approx(0.5 + 0.4)
+    dated, info = timeline.apply(pool(), "what happened in January 2023?", date_weight=0.3, neighbour_weight=0.0,
+                                 neighbour_gap_seconds=3600)
+    assert [c.record.id for c in dated[:2]] == ["match", "isolated"] and info == {"date_windows": 1, "in_window": 1}
+    unchanged, info = timeline.apply(pool(), "where will it be?", date_weight=0.3, neighbour_weight=0.0,
+                                     neighbour_gap_seconds=3600)
+    assert [c.record.id for c in unchanged] == [c.record.id for c in pool()] and info == {}
+
+
+TALK = [
+    ("2023-05-08T13:56:00+00:00", "Ana: Have you picked a place for the team offsite yet?"),
+    ("2023-05-08T13:56:01+00:00", "Bo: Yes, we booked a lodge by Lake Tahoe for the second week of June."),
+    ("2023-05-08T13:56:02+00:00", "Ana: Lovely, I will bring my camera."),
+    ("2023-06-20T09:00:00+00:00", "Bo: We booked a table at the sushi place for Friday."),
+    ("2023-06-20T09:00:01+00:00", "Ana: The new office has a great view of the lake."),
+    ("2023-08-12T18:00:00+00:00", "Ana: I went hiking in the Alps with my brother."),
+    ("2023-03-02T18:00:00+00:00", "Ana: I went hiking near the coast with my cousin."),
+]
+
+
+@pytest.mark.parametrize("timeline_on", [False, True])
+def test_search_weighs_time_neighbours_and_named_dates(tmp_path, embedder, timeline_on):
+    weights = {"neighbour_weight": 0.4, "date_weight": 0.3} if timeline_on else {"neighbour_weight": 0, "date_weight": 0}
+    config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"store_token_vectors": True, **weights}}
+    with Memory(config, embedder=embedder) as m:
+        m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at) for at, text in TALK])
+        offsite = m.search("Where will the team offsite be?", user_id="u", keyword_search=True, rerank=True, limit=3)
+        hiking = m.search("Who did Ana go hiking with in August 2023?", user_id="u", keyword_search=True, limit=2)
+        vector = m.search("Who did Ana go hiking with in August 2023?", user_id="u", limit=2)
+    # the reply right after the matching question outranks a look-alike from another day
+    reply = TALK[1][1]
+    assert (texts(offsite).index(reply) < texts(offsite).index(TALK[3][1])) == timeline_on
+    assert (texts(hiking)[0] == TALK[5][1]) == timeline_on  # created in the month the question names
+    stages = hiking["metadata"]["stages"]
+    assert set(stages) == {"vector", "keyword"}  # a step of the hybrid stage: API clients see the same stages
+    if timeline_on:
+        step = stages["keyword"]["timeline"]
+        assert step == {**step, "ran": True, "date_windows": 1, "in_window": 1}
+        assert stages["keyword"]["ms"] >= step["ms"]
+    else:
+        assert "timeline" not in stages["keyword"]
+    assert "metadata" not in vector  # plain vector search is untouched
+
+
 def test_maxsim_rerank_uses_stored_or_computed_token_vectors_alike(hybrid, tmp_path, embedder):
     stored = hybrid.search("what does my sister do for a living?", user_id="u", rerank=True, limit=3)
     assert texts(stored)[0] == "My sister lives in Toronto and works as a nurse"
@@ -138,6 +214,18 @@ def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
     assert meta["fallback_used"] is True and "keyword index unavailable" in meta["original_error"]
     assert meta["stages"]["keyword"]["ran"] is False and meta["stages"]["vector"]["ran"] is True
     assert all(isinstance(s["ms"], float) for s in meta["stages"].values())
+
+    monkeypatch.undo()  # the keyword index works again; now the timeline step fails: the fused order stands
+    settings = hybrid.config.retrieval
+    hybrid.config.retrieval = settings.model_copy(update={"neighbour_weight": 0, "date_weight": 0})
+    fused = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=True)
+    hybrid.config.retrieval = settings
+    monkeypatch.setattr(timeline, "apply", broken)
+    untimed = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=True)
+    assert [r["id"] for r in untimed["results"]] == [r["id"] for r in fused["results"]]
+    keyword = untimed["metadata"]["stages"]["keyword"]
+    assert keyword["ran"] is True and keyword["timeline"]["ran"] is False and untimed["metadata"]["fallback_used"]
+    assert "timeline: RuntimeError" in untimed["metadata"]["original_error"]
 
     monkeypatch.setattr(type(hybrid._rerank_model()), "scores", broken)
     reranked = hybrid.search("beach walks", user_id="u", limit=3, rerank=True)

@@ -72,6 +72,12 @@ class RetrievalConfig(BaseModel):
     #: share of the keyword score in weighted fusion (the vector score has the rest)
     keyword_weight: float = Field(0.5, ge=0, le=1)
     rrf_k: int = Field(60, ge=1)
+    #: bonus (on min-max normalised scores) for memories created on a date the query names ("in August 2023")
+    date_weight: float = Field(0.3, ge=0, le=1)
+    #: share of the better time-neighbour's score each candidate gains (a reply next to the matching turn)
+    neighbour_weight: float = Field(0.4, ge=0, le=1)
+    #: candidates created at most this far apart (seconds) count as neighbours
+    neighbour_gap_seconds: float = Field(3600, ge=0)
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
     #: share of the reranker's score in the final order (the fused score has the rest)
     rerank_weight: float = Field(0.5, ge=0, le=1)

@@ -27,7 +27,7 @@ from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
-from memlane.retrieval import fusion, judge
+from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
@@ -340,8 +340,11 @@ class Memory:
         ``keyword_search`` fuses BM25 keyword scores with vector scores,
         ``rerank`` reorders the top candidates with the configured reranker,
         ``filter_memories`` drops results that do not answer the query (defaults
-        from ``retrieval`` config). With any of them, ``score`` is the final
-        ranking score, each result has ``scores`` (vector, keyword, rerank), and
+        from ``retrieval`` config). Hybrid ranking also weighs a memory's place
+        in time: dates the query names, and time-neighbours of strong
+        candidates (``retrieval.date_weight``, ``neighbour_weight``).
+        With any flag, ``score`` is the final ranking score, each result has
+        ``scores`` (vector, keyword, rerank), and
         the response has ``metadata``: stages run, timings in ms,
         ``fallback_used`` and ``original_error`` — a failing stage is skipped,
         never fatal.
@@ -373,6 +376,13 @@ class Memory:
                 candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
                                          method=settings.fusion, keyword_weight=settings.keyword_weight,
                                          rrf_k=settings.rrf_k)
+        hybrid = flags["keyword_search"] and trace.stages["keyword"]["ran"]  # else the vector order is the fallback
+        if hybrid and (settings.date_weight or settings.neighbour_weight):
+            with trace.stage("timeline", within="keyword") as stage:
+                candidates, found = timeline.apply(candidates, query, date_weight=settings.date_weight,
+                                                   neighbour_weight=settings.neighbour_weight,
+                                                   neighbour_gap_seconds=settings.neighbour_gap_seconds)
+                stage.update(found)
         if threshold is not None:
             candidates = [c for c in candidates if c.cosine >= threshold]
         if flags["rerank"] and candidates:

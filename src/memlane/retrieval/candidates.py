@@ -46,9 +46,13 @@ class Trace:
     original_error: str | None = None
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[dict[str, Any]]:
+    def stage(self, name: str, within: str | None = None) -> Iterator[dict[str, Any]]:
+        """Time and guard one stage. ``within`` records it inside an earlier stage's entry (a step of
+        that stage: the set of top-level stage names stays what API clients know), whose ``ms`` then
+        includes it."""
         entry: dict[str, Any] = {"ran": False}
-        self.stages[name] = entry
+        parent = self.stages[within] if within is not None else None
+        (parent if parent is not None else self.stages)[name] = entry
         started = time.perf_counter()
         try:
             yield entry
@@ -60,6 +64,8 @@ class Trace:
             log.warning("search stage %s failed; continuing without it", name, exc_info=True)
         finally:
             entry["ms"] = round((time.perf_counter() - started) * 1000, 3)
+            if parent is not None:
+                parent["ms"] = round(parent.get("ms", 0.0) + entry["ms"], 3)
 
     def to_dict(self) -> dict[str, Any]:
         return {"stages": self.stages, "fallback_used": self.fallback_used, "original_error": self.original_error,
