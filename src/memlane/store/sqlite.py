@@ -585,8 +585,13 @@ class _VectorMatrix:
         self._rowids = np.empty(capacity, dtype=np.int64)
         self._rowids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self._ids = [r[1] for r in rows]
-        self._matrix = np.empty((capacity, dims), dtype=np.float32)
-        self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.store.dtype)
+        if self.store.dtype == np.float32:  # one copy of the blobs, into memory numpy may write to
+            spare = bytes((capacity - n) * dims * 4)
+            self._matrix = np.frombuffer(bytearray().join([*(r[2] for r in rows), spare]),
+                                         dtype=np.float32).reshape(capacity, dims)
+        else:
+            self._matrix = np.empty((capacity, dims), dtype=np.float32)
+            self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.store.dtype)
         self._alive = np.zeros(capacity, dtype=bool)
         self._alive[:n] = True
         self._n, self._dead, self._seq = n, 0, seq
