@@ -110,15 +110,19 @@ def apply(candidates: list[Candidate], query: str, *, date_weight: float, neighb
             info["date_windows"], info["in_window"] = len(spans), int(inside.sum())
     if neighbour_weight > 0:
         scope = [(c.record.user_id or "", c.record.agent_id or "", c.record.run_id or "") for c in candidates]
-        timed = sorted((i for i, t in enumerate(times) if t is not None),
-                       key=lambda i: (scope[i], times[i], candidates[i].record.id))
+        seconds = np.array([t.timestamp() if t is not None else np.nan for t in times])
+        timed = np.array(sorted((i for i, t in enumerate(times) if t is not None),
+                                key=lambda i: (scope[i], seconds[i], candidates[i].record.id)), dtype=np.intp)
         lent = np.zeros(len(candidates))
         pairs = 0
-        for a, b in zip(timed, timed[1:]):
-            if scope[a] == scope[b] and (times[b] - times[a]).total_seconds() <= neighbour_gap_seconds:
-                lent[a] = max(lent[a], scores[b])
-                lent[b] = max(lent[b], scores[a])
-                pairs += 1
+        if len(timed) > 1:
+            before, after = timed[:-1], timed[1:]
+            near = (seconds[after] - seconds[before] <= neighbour_gap_seconds) & \
+                np.fromiter((scope[a] == scope[b] for a, b in zip(before, after)), bool, len(before))
+            before, after = before[near], after[near]
+            np.maximum.at(lent, before, scores[after])
+            np.maximum.at(lent, after, scores[before])
+            pairs = int(near.sum())
         scores = scores + neighbour_weight * lent
         info["neighbour_pairs"] = pairs
     for c, s in zip(candidates, scores):
