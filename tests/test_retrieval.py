@@ -13,18 +13,9 @@ from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate
 from memlane.models import MemoryItem, MemoryRecord
 from support.openai_server import Reply, chat_completion
+from support.notes import NOTES
 
 from conftest import sqlite_config
-
-NOTES = [
-    "The staging server password rotates every Friday",
-    "Order XJ-9000 shipped to the Berlin warehouse",
-    "I enjoy long walks on the beach at sunset",
-    "My sister lives in Toronto and works as a nurse",
-    "我喜欢吃四川火锅",
-    "我住在杭州，每天喝龍井茶",
-]
-
 
 @pytest.fixture
 def hybrid(tmp_path, embedder):

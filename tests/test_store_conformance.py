@@ -18,6 +18,7 @@ from memlane.errors import ScopeError, StoreError
 from memlane.memory import NewMemory
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet, Delete, Update
+from support.notes import NOTES
 
 
 @pytest.fixture
@@ -150,16 +151,6 @@ def test_validity_include_invalid_and_as_of(memory):
 
 
 # -- hybrid keyword search -------------------------------------------------------------------------
-
-NOTES = [
-    "The staging server password rotates every Friday",
-    "Order XJ-9000 shipped to the Berlin warehouse",
-    "I enjoy long walks on the beach at sunset",
-    "My sister lives in Toronto and works as a nurse",
-    "我喜欢吃四川火锅",
-    "我住在杭州，每天喝龍井茶",
-]
-
 
 @pytest.fixture
 def hybrid(backend, embedder):

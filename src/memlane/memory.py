@@ -353,8 +353,7 @@ class Memory:
         limit = validation.limit(limit, self.limits)
         threshold = validation.threshold(threshold)
         settings = self.config.retrieval
-        flags = {name: validation.flag(value, name, getattr(settings, name)) for name, value in
-                 (("keyword_search", keyword_search), ("rerank", rerank), ("filter_memories", filter_memories))}
+        flags = self._stage_flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             _validity(include_invalid, as_of))
         if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
@@ -415,12 +414,16 @@ class Memory:
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        settings = self.config.retrieval
-        flags = zip((keyword_search, rerank, filter_memories),
-                    (settings.keyword_search, settings.rerank, settings.filter_memories))
-        if any(default if flag is None else flag for flag, default in flags):
+        if any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
+
+    def _stage_flags(self, keyword_search: bool | None, rerank: bool | None,
+                     filter_memories: bool | None) -> dict[str, bool]:
+        """The optional search stages asked for: each flag as given, else the ``retrieval`` default."""
+        settings = self.config.retrieval
+        return {name: validation.flag(value, name, getattr(settings, name)) for name, value in
+                (("keyword_search", keyword_search), ("rerank", rerank), ("filter_memories", filter_memories))}
 
     def _maxsim_wanted(self) -> bool:
         try:

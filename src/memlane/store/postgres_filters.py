@@ -1,10 +1,9 @@
 """Compile the filter AST to a PostgreSQL WHERE clause with bound parameters only (``%s``).
 
-The semantics are those of the SQLite compiler (``sqlite_filters``) and of
+The boolean skeleton and its NULL rules are ``sql_filters.FilterCompiler``'s; the
+semantics are those of the SQLite compiler (``sqlite_filters``) and of
 ``memlane.jsonmatch``, which the conformance suite checks row by row:
 
-- a predicate is true, false or NULL, and NULL means "no match"; ``Not`` folds NULL
-  to false before negating, so ``ne`` and ``nin`` match records that lack the key;
 - paths step through JSON objects only (``->`` with a text key: ``tags.0`` does not
   index an array, as ``$."tags"."0"`` does not in SQLite);
 - JSON equality is jsonb equality (``true`` is not ``1``, ``1`` is ``1.0``); an equality
@@ -20,9 +19,8 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from memlane.filters import And, Compare, Node, Not, Or
-
-_SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+from memlane.store.sql_filters import SQL_OPS as _SQL_OPS
+from memlane.store.sql_filters import FilterCompiler
 
 
 def casefold_sql(server_version: int) -> str:
@@ -40,32 +38,13 @@ def _nest(path: tuple[str, ...], value: Any) -> Any:
     return value
 
 
-class PostgresFilterCompiler:
-    """``columns`` maps filter column names to SQL expressions; ``documents`` maps lookup
-    targets (e.g. ``metadata``) to the SQL expression of a jsonb column."""
+class PostgresFilterCompiler(FilterCompiler):
+    """Documents are jsonb columns; paths are tuples of keys (``->`` steps). ``casefold`` is a
+    SQL template (see ``casefold_sql``)."""
 
     def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str], casefold: str = "lower({})"):
-        self.columns = columns
-        self.documents = documents
+        super().__init__(columns, documents)
         self.casefold = casefold
-
-    def compile(self, node: Node) -> tuple[str, list[Any]]:
-        params: list[Any] = []
-        return self._node(node, params), params
-
-    def _node(self, node: Node, params: list[Any]) -> str:
-        if isinstance(node, And):
-            if not node.items:
-                return "TRUE"
-            return "(" + " AND ".join(self._node(item, params) for item in node.items) + ")"
-        if isinstance(node, Or):
-            return "(" + " OR ".join(self._node(item, params) for item in node.items) + ")"
-        if isinstance(node, Not):
-            return f"NOT COALESCE({self._node(node.item, params)}, FALSE)"
-        assert isinstance(node, Compare)
-        if node.field.column is not None:
-            return self._column(self.columns[node.field.column], node.op, node.value, params)
-        return self._json(self.documents[node.field.target], node.field.path, node.op, node.value, params)
 
     # -- plain text columns (declared COLLATE "C": byte order, as in SQLite) ----
 

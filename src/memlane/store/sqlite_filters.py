@@ -1,8 +1,6 @@
 """Compile the filter AST to an SQLite WHERE clause with bound parameters only.
 
-Every predicate evaluates to true, false or NULL where NULL means "no match";
-``Not`` folds NULL to false before negating, so NOT is an exact complement
-(``ne`` and ``nin`` therefore match records that lack the key). Simple
+The boolean skeleton and its NULL rules are ``sql_filters.FilterCompiler``'s. Simple
 comparisons use SQLite's JSON functions; containment and case folding call the
 ``ml_json`` function registered on each connection (``memlane.jsonmatch``).
 """
@@ -10,46 +8,28 @@ comparisons use SQLite's JSON functions; containment and case folding call the
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
-from memlane.filters import And, Compare, Node, Not, Or
+from memlane.store.sql_filters import SQL_OPS as _SQL_OPS
+from memlane.store.sql_filters import FilterCompiler
 
 JSON_FUNCTION = "ml_json"
 
 _NUMBER_TYPES = "('integer','real')"
-_SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
 def json_path(segments: tuple[str, ...]) -> str:
     return "$" + "".join(f'."{segment}"' for segment in segments)
 
 
-class SqliteFilterCompiler:
-    """``columns`` maps filter column names to SQL expressions; ``documents``
-    maps lookup targets (e.g. ``metadata``) to the SQL expression of a JSON text column."""
+class SqliteFilterCompiler(FilterCompiler):
+    """Documents are JSON text columns; paths are SQLite JSON paths (``$."a"."b"``)."""
 
-    def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str]):
-        self.columns = columns
-        self.documents = documents
+    TRUE = "1"
+    FALSE = "0"
 
-    def compile(self, node: Node) -> tuple[str, list[Any]]:
-        params: list[Any] = []
-        return self._node(node, params), params
-
-    def _node(self, node: Node, params: list[Any]) -> str:
-        if isinstance(node, And):
-            if not node.items:
-                return "1"
-            return "(" + " AND ".join(self._node(item, params) for item in node.items) + ")"
-        if isinstance(node, Or):
-            return "(" + " OR ".join(self._node(item, params) for item in node.items) + ")"
-        if isinstance(node, Not):
-            return f"NOT COALESCE({self._node(node.item, params)}, 0)"
-        if node.field.column is not None:
-            return self._column(self.columns[node.field.column], node.op, node.value, params)
-        document = self.documents[node.field.target]
-        return self._json(document, json_path(node.field.path), node.op, node.value, params)
+    def _path(self, segments: tuple[str, ...]) -> str:
+        return json_path(segments)
 
     # -- plain text columns ------------------------------------------------
 

@@ -1,0 +1,59 @@
+"""What the SQL filter compilers share: the boolean skeleton over the filter AST.
+
+Every predicate evaluates to true, false or NULL where NULL means "no match";
+``Not`` folds NULL to false before negating, so NOT is an exact complement
+(``ne`` and ``nin`` therefore match records that lack the key). A backend's
+compiler says how it writes true and false, how it addresses a path into a JSON
+document, and how it compiles one comparison on a column or a JSON path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memlane.filters import And, Compare, Node, Not, Or
+
+#: comparisons every SQL dialect writes the same way
+SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+class FilterCompiler:
+    """``columns`` maps filter column names to SQL expressions; ``documents`` maps lookup
+    targets (e.g. ``metadata``) to the SQL expression of a JSON document column."""
+
+    TRUE = "TRUE"
+    FALSE = "FALSE"
+
+    def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str]):
+        self.columns = columns
+        self.documents = documents
+
+    def compile(self, node: Node) -> tuple[str, list[Any]]:
+        params: list[Any] = []
+        return self._node(node, params), params
+
+    def _node(self, node: Node, params: list[Any]) -> str:
+        if isinstance(node, And):
+            if not node.items:
+                return self.TRUE
+            return "(" + " AND ".join(self._node(item, params) for item in node.items) + ")"
+        if isinstance(node, Or):
+            return "(" + " OR ".join(self._node(item, params) for item in node.items) + ")"
+        if isinstance(node, Not):
+            return f"NOT COALESCE({self._node(node.item, params)}, {self.FALSE})"
+        assert isinstance(node, Compare)
+        if node.field.column is not None:
+            return self._column(self.columns[node.field.column], node.op, node.value, params)
+        return self._json(self.documents[node.field.target], self._path(node.field.path), node.op, node.value,
+                          params)
+
+    def _path(self, segments: tuple[str, ...]) -> Any:
+        """How this dialect's ``_json`` takes a path into a document."""
+        return segments
+
+    def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
+        raise NotImplementedError
+
+    def _json(self, doc: str, path: Any, op: str, value: Any, params: list[Any]) -> str:
+        raise NotImplementedError
