@@ -120,3 +120,23 @@ def test_db_commands_upgrade_and_report(pg, cli):
     assert status["schema_version"] == postgres_schema.VERSION and status["memories_per_tenant"] == {}
     failed = cli("db", "status", "--dsn", "postgresql://x:y@127.0.0.1:1/z", ok=False)
     assert failed.exit_code == 1 and "cannot connect to PostgreSQL" in failed.output and ":y@" not in failed.output
+
+
+def test_keyword_terms_are_sent_in_binary_and_read_back_as_postgres_parses_them(pg, embedder):
+    """The store builds each tsvector in PostgreSQL's binary format; the server must read it as the
+    equivalent text: positions per term, scope and tenant tokens at the end, capped positions,
+    lexemes too long for PostgreSQL left out."""
+    from memlane import keywords
+
+    schema = pg.fresh_schema()
+    long_word = "x" * 3000
+    with Memory(pg.config(schema, tenant="t1"), embedder=embedder) as memory:
+        memory.add(f"tea tea coffee {long_word}", user_id="u1", infer=False)
+        memory.add("火锅", user_id="u1", infer=False)
+        with psycopg.connect(pg.url, autocommit=True) as con:
+            con.execute(f'SET search_path TO "{schema}", public')
+            rows = {r[0]: r[1] for r in con.execute("SELECT text, terms::text FROM memlane_memories")}
+    user, tenant = keywords.scope_token("user_id", "u1"), keywords.scope_token("tenant", "t1")
+    expected = sorted([f"'tea':1,2", "'coffe':3", f"'{user}':5", f"'{tenant}':5"])
+    assert sorted(rows[f"tea tea coffee {long_word}"].split(" ")) == expected
+    assert sorted(rows["火锅"].split(" ")) == sorted(["'火':1", "'锅':2", "'火锅':3", f"'{user}':4", f"'{tenant}':4"])

@@ -20,15 +20,19 @@
 
 from __future__ import annotations
 
+import json
 import math
+import struct
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
 import psycopg_pool
 from psycopg import sql as pgsql
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.types.json import Jsonb
 
@@ -48,15 +52,24 @@ _RECORD_COLUMNS = (
 )
 _HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 _MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
+#: Binary COPY: pgvector's binary dumper sends a vector as 4 bytes per float, where its text
+#: form cost ~400 us of Python per 384-dim vector (85% of a bulk insert; benchmarks/RESULTS.md).
 _MEMORY_COPY = (
     "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
     " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector, terms, nterms)"
-    " FROM STDIN"
+    " FROM STDIN (FORMAT BINARY)"
 )
+_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "vector", "tsvector", "int4"]
 _HISTORY_COPY = (
     "COPY memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
-    " agent_id, run_id, reason) FROM STDIN"
+    " agent_id, run_id, reason) FROM STDIN (FORMAT BINARY)"
 )
+_HISTORY_TYPES = ["text"] * 12
+_MESSAGE_COPY = (
+    "COPY memlane_messages (tenant, id, role, content, created_at, name, user_id, agent_id, run_id)"
+    " FROM STDIN (FORMAT BINARY)"
+)
+_MESSAGE_TYPES = ["text"] * 9
 _HISTORY_INSERT = (
     "INSERT INTO memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role,"
     " user_id, agent_id, run_id, reason) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
@@ -66,8 +79,11 @@ _TABLES = ("memlane_memory_tokens", "memlane_reembed", "memlane_memories", "meml
 
 #: BM25 parameters of SQLite FTS5's bm25(), so both backends rank alike.
 _K1, _B = 1.2, 0.75
-#: tsvector positions stop at 16383
+#: tsvector positions stop at 16383; a lexeme has at most 2047 bytes
 _MAX_POSITION = 16383
+_MAX_LEXEME = 2047
+#: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call
+_metadata_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _record(row: Sequence[Any]) -> MemoryRecord:
@@ -80,21 +96,93 @@ def _lexeme(term: str) -> str:
 
 
 def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
-           tenant_token: str) -> tuple[str, int]:
-    """The tsvector (as text) of a memory: its analyzed terms with their positions (term frequency
+           tenant_token: str) -> tuple[Tsvector, int]:
+    """The tsvector of a memory, in PostgreSQL's binary wire format (what ``tsvectorsend`` writes;
+    ``TsvectorDumper`` sends it as is): its analyzed terms with their positions (term frequency
     matters to BM25), then its scope tokens, so a scoped keyword search intersects posting lists.
-    Returns (tsvector text, number of text terms)."""
+    Returns (tsvector, number of text terms)."""
     positions: dict[str, list[int]] = {}
     terms = keywords.analyze(text)
     for i, term in enumerate(terms, 1):
-        positions.setdefault(term, []).append(min(i, _MAX_POSITION))
-    scope = [keywords.scope_token(k, v) for k, v in (("user_id", user_id), ("agent_id", agent_id),
-                                                      ("run_id", run_id)) if v]
+        positions.setdefault(term, []).append(i)
     last = min(len(terms) + 1, _MAX_POSITION)
-    for token in (*scope, tenant_token):
-        positions.setdefault(token, []).append(last)
-    vector = " ".join(f"{_lexeme(t)}:{','.join(map(str, dict.fromkeys(p)))}" for t, p in positions.items())
-    return vector, len(terms)
+    for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+        if value:
+            positions.setdefault(keywords.scope_token(key, value), []).append(last)
+    positions.setdefault(tenant_token, []).append(last)
+    parts = []
+    for term, where in positions.items():
+        lexeme = term.encode()
+        if len(lexeme) > _MAX_LEXEME:  # PostgreSQL refuses longer lexemes; such a "word" is no search term
+            continue
+        if where[-1] > _MAX_POSITION:  # positions stop at 16383 (later ones collapse onto it)
+            where = list(dict.fromkeys(min(p, _MAX_POSITION) for p in where))
+        parts.append(lexeme + _NUL + (_one(1, where[0]) if len(where) == 1 else _uint16s(len(where), *where)))
+    return Tsvector(_int32(len(parts)) + b"".join(parts)), len(terms)
+
+
+_NUL = b"\0"
+_int32 = struct.Struct("!i").pack
+_one = struct.Struct("!HH").pack  # one position: most terms of a short memory
+
+
+def _uint16s(*values: int) -> bytes:
+    return struct.pack(f"!{len(values)}H", *values)
+
+
+class Tsvector(bytes):
+    """A tsvector in binary wire format (``_terms``)."""
+
+
+class TsvectorDumper(Dumper):
+    """Sends a ``Tsvector`` unchanged, as a tsvector (registered on every pooled connection)."""
+
+    format = Format.BINARY
+    oid = 3614  # tsvector, a built-in type
+
+    def dump(self, obj: bytes) -> bytes:
+        return obj
+
+
+def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryRecord]) -> None:
+    """COPY memories (vectors, keyword terms, token vectors) into ``tenant``: the one way rows enter
+    ``memlane_memories``, for inserts and for ``memlane migrate``. No history is written here."""
+    token = keywords.scope_token("tenant", tenant)
+    json_text = _metadata_json
+    with cur.copy(_MEMORY_COPY) as copy:
+        copy.set_types(_MEMORY_TYPES)
+        for r in records:
+            terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token)
+            copy.write_row((
+                tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
+                r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, r.source_message_ids, r.valid_to,
+                r.invalid_reason, r.superseded_by, r.vector, terms, nterms))
+    store_tokens(cur, tenant, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
+
+
+def copy_history(cur: psycopg.Cursor, tenant: str, rows: Iterable[Sequence[Any]]) -> None:
+    """COPY history events: (memory_id, event, old_memory, new_memory, created_at, actor_id, role,
+    user_id, agent_id, run_id, reason) rows."""
+    with cur.copy(_HISTORY_COPY) as copy:
+        copy.set_types(_HISTORY_TYPES)
+        for row in rows:
+            copy.write_row((tenant, *row))
+
+
+def copy_messages(cur: psycopg.Cursor, tenant: str, messages: Iterable[MessageRecord]) -> None:
+    with cur.copy(_MESSAGE_COPY) as copy:
+        copy.set_types(_MESSAGE_TYPES)
+        for m in messages:
+            copy.write_row((tenant, m.id, m.role, m.content, m.created_at, m.name, m.user_id, m.agent_id, m.run_id))
+
+
+def store_tokens(cur: psycopg.Cursor, tenant: str, items: list[tuple[str, np.ndarray]]) -> None:
+    """Late-interaction token vectors of memories (float16, replacing any stored)."""
+    if items:
+        cur.executemany(
+            "INSERT INTO memlane_memory_tokens (tenant, memory_id, count, vectors) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (tenant, memory_id) DO UPDATE SET count = excluded.count, vectors = excluded.vectors",
+            [(tenant, memory_id, len(t), np.asarray(t, dtype="<f2").tobytes()) for memory_id, t in items])
 
 
 def _is_scoped(where: Node) -> dict[str, list[str]]:
@@ -208,6 +296,7 @@ class PostgresDatabase:
                     " set_config('hnsw.ef_search', %s, false), set_config('hnsw.max_scan_tuples', %s, false)",
                     (str(self.ef_search), str(self.max_scan_tuples)))
         register_vector(con)
+        con.adapters.register_dumper(Tsvector, TsvectorDumper)
 
     def ensure_index(self, dims: int) -> None:
         if dims in self._indexed:
@@ -380,27 +469,10 @@ class PostgresStore:
         self._run(write, write=True)
 
     def _insert(self, cur: psycopg.Cursor, records: list[MemoryRecord]) -> None:
-        """COPY the rows in (the fastest way in), then their history and token vectors."""
-        tenant, token = self.tenant, self._tenant_token
-        with cur.copy(_MEMORY_COPY) as copy:
-            for r in records:
-                terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token)
-                copy.write_row((
-                    tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
-                    r.actor_id, r.role, Jsonb(r.metadata), r.memory_type, list(r.source_message_ids), r.valid_to,
-                    r.invalid_reason, r.superseded_by, np.asarray(r.vector, dtype=np.float32), terms, nterms))
-        with cur.copy(_HISTORY_COPY) as copy:
-            for r in records:
-                copy.write_row((tenant, r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id,
-                                r.agent_id, r.run_id, None))
-        self._store_tokens(cur, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
-
-    def _store_tokens(self, cur: psycopg.Cursor, items: list[tuple[str, np.ndarray]]) -> None:
-        if items:
-            cur.executemany(
-                "INSERT INTO memlane_memory_tokens (tenant, memory_id, count, vectors) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (tenant, memory_id) DO UPDATE SET count = excluded.count, vectors = excluded.vectors",
-                [(self.tenant, memory_id, len(t), np.asarray(t, dtype="<f2").tobytes()) for memory_id, t in items])
+        """COPY the rows in (the fastest way in), then their history."""
+        copy_memories(cur, self.tenant, records)
+        copy_history(cur, self.tenant, ((r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id,
+                                         r.agent_id, r.run_id, None) for r in records))
 
     def _update(self, cur: psycopg.Cursor, u: Update) -> None:
         row = cur.execute(
@@ -425,7 +497,7 @@ class PostgresStore:
                                       u.updated_at, u.actor_id, u.role, *row[1:4], u.reason))
         if u.vector is not None:  # the old token vectors described the old text
             cur.execute("DELETE FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = %s", (self.tenant, u.id))
-            self._store_tokens(cur, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
+            store_tokens(cur, self.tenant, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
 
     def _invalidate(self, cur: psycopg.Cursor, inv: Invalidate) -> None:
         row = cur.execute(
