@@ -575,6 +575,39 @@ def db_status(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt, as
         console.print(f"{key:16}{escape(str(value))}", highlight=False)
 
 
+@command()
+def migrate(
+    source: str = typer.Option(..., "--from", help="the SQLite store: sqlite:///path/to/memlane.db"),
+    target: str = typer.Option(..., "--to", help="postgresql://user:password@host:5432/db (with pgvector)"),
+    tenant: str = typer.Option("default", help="tenant of the target that receives the copy (must hold nothing else)"),
+    schema: str = typer.Option("public", "--schema", help="PostgreSQL schema of memlane's tables"),
+    batch_size: int = typer.Option(2000, min=1, help="rows per transaction (and per checkpoint)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Copy a SQLite store (memories, vectors, history, messages) into PostgreSQL. Resumable; verifies counts."""
+    from memlane import migration
+
+    with _progress() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(table: str, done: int, total: int) -> None:
+            if table not in tasks:
+                tasks[table] = bar.add_task(f"copying {table}", total=total)
+            bar.update(tasks[table], completed=done, total=total)
+
+        report = migration.migrate(source, target, tenant=tenant, schema_name=schema, batch_size=batch_size,
+                                   progress=progress)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    verb = "resumed and finished" if report.resumed else "copied"
+    console.print(f"{verb} {escape(report.source)} -> {escape(report.target)} (tenant {escape(report.tenant)}), "
+                  f"HNSW index {report.index}", highlight=False)
+    for table, (in_source, in_target) in report.counts.items():
+        this_run = f" ({report.copied[table]} this run)" if table in report.copied else ""
+        console.print(f"  {table:14}{in_target:>10} of {in_source}{this_run}", highlight=False)
+
+
 def _use_bundled_postgres() -> None:
     from memlane.config import memlane_home
     from memlane.store import DATABASE_URL_ENV

@@ -305,6 +305,32 @@ class PostgresDatabase:
             schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction)
             self._indexed.add(dims)
 
+    def prepare_bulk_load(self, dims: int) -> str:
+        """Before loading many rows of ``dims`` dimensions: pgvector inserts into an HNSW graph one
+        row at a time (~100x slower than COPY into the bare table), so when no vector of these
+        dimensions is stored yet the index is dropped and ``finish_bulk_load`` builds it once.
+        Returns 'build' (index absent during the load), 'keep' (other rows of these dimensions are
+        indexed and may be searched meanwhile: the index stays) or 'none' (too many dimensions to index)."""
+        if schema.index_type(dims) is None:
+            return "none"
+        name = schema.index_name(dims)
+        with self._lock, self.pool.connection() as con, con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(%s)", (schema.LOCK_KEY,))
+            if con.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]:
+                if con.execute("SELECT EXISTS (SELECT 1 FROM memlane_memories WHERE dims = %s)", (dims,)).fetchone()[0]:
+                    return "keep"
+                con.execute(f"DROP INDEX {name}")  # name: made of an integer
+            self._indexed.discard(dims)
+        return "build"
+
+    def finish_bulk_load(self, dims: int, *, maintenance_work_mem: str = "1GB") -> None:
+        """Refresh the planner's statistics and build the HNSW index a bulk load went without."""
+        with self._lock, self.pool.connection() as con:
+            con.execute("ANALYZE memlane_memories")
+            schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction,
+                                       maintenance_work_mem=maintenance_work_mem)
+            self._indexed.add(dims)
+
     def has_index(self, dims: int) -> bool:
         return dims in self._indexed
 
