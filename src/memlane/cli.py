@@ -578,7 +578,8 @@ def db_status(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt, as
 @command()
 def migrate(
     source: str = typer.Option(..., "--from", help="the SQLite store: sqlite:///path/to/memlane.db"),
-    target: str = typer.Option(..., "--to", help="postgresql://user:password@host:5432/db (with pgvector)"),
+    target: str = typer.Option(..., "--to", envvar="MEMLANE_DATABASE_URL", show_envvar=True,
+                               help="postgresql://user:password@host:5432/db (with pgvector)"),
     tenant: str = typer.Option("default", help="tenant of the target that receives the copy (must hold nothing else)"),
     schema: str = typer.Option("public", "--schema", help="PostgreSQL schema of memlane's tables"),
     batch_size: int = typer.Option(2000, min=1, help="rows per transaction (and per checkpoint)"),

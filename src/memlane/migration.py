@@ -21,7 +21,8 @@ the PostgreSQL store's own analyzer (the same one the SQLite index uses).
   the load is slower (``docs/scaling.md``).
 - **Verifies** the counts of every table at the end; a mismatch is a ``StoreError``.
 
-The source is opened read-only and never changed.
+The source is opened read-only and never changed. Stop the processes writing to it first: rows
+they add during the copy may or may not be copied (the final count check then fails).
 """
 
 from __future__ import annotations
@@ -163,8 +164,8 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
     ``target_url``; safe to run again after an interruption (see the module docstring)."""
     from memlane.store.postgres import PostgresDatabase, copy_history, copy_memories, copy_messages
 
-    if not isinstance(tenant, str) or not tenant:
-        raise InvalidInputError("--tenant must be a non-empty string", field="tenant")
+    if not isinstance(tenant, str) or not 0 < len(tenant) <= 200:
+        raise InvalidInputError("--tenant must be a non-empty string of at most 200 characters", field="tenant")
     if batch_size < 1:
         raise InvalidInputError("--batch-size must be at least 1", field="batch_size")
     path = sqlite_source(source_url)
