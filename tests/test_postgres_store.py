@@ -133,6 +133,7 @@ def test_keyword_terms_are_sent_in_binary_and_read_back_as_postgres_parses_them(
     with Memory(pg.config(schema, tenant="t1"), embedder=embedder) as memory:
         memory.add(f"tea tea coffee {long_word}", user_id="u1", infer=False)
         memory.add("火锅", user_id="u1", infer=False)
+        memory.add("tea " * 300, user_id="u1", infer=False)  # a lexeme keeps 256 positions, as in text input
         with psycopg.connect(pg.url, autocommit=True) as con:
             con.execute(f'SET search_path TO "{schema}", public')
             rows = {r[0]: r[1] for r in con.execute("SELECT text, terms::text FROM memlane_memories")}
@@ -140,3 +141,8 @@ def test_keyword_terms_are_sent_in_binary_and_read_back_as_postgres_parses_them(
     expected = sorted([f"'tea':1,2", "'coffe':3", f"'{user}':5", f"'{tenant}':5"])
     assert sorted(rows[f"tea tea coffee {long_word}"].split(" ")) == expected
     assert sorted(rows["火锅"].split(" ")) == sorted(["'火':1", "'锅':2", "'火锅':3", f"'{user}':4", f"'{tenant}':4"])
+    assert sorted(rows["tea " * 300].split(" ")) == sorted(
+        ["'tea':" + ",".join(map(str, range(1, 257))), f"'{user}':301", f"'{tenant}':301"])
+    with psycopg.connect(pg.url, autocommit=True) as con:  # the same as the server's own parse of the text form
+        same = con.execute("SELECT %s::tsvector::text", ("'tea':" + ",".join(map(str, range(1, 301))),)).fetchone()[0]
+    assert same == "'tea':" + ",".join(map(str, range(1, 257)))

@@ -79,8 +79,9 @@ _TABLES = ("memlane_memory_tokens", "memlane_reembed", "memlane_memories", "meml
 
 #: BM25 parameters of SQLite FTS5's bm25(), so both backends rank alike.
 _K1, _B = 1.2, 0.75
-#: tsvector positions stop at 16383; a lexeme has at most 2047 bytes
+#: tsvector positions stop at 16383, a lexeme keeps at most 256 of them and has at most 2047 bytes
 _MAX_POSITION = 16383
+_MAX_POSITIONS = 256
 _MAX_LEXEME = 2047
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call
 _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -115,8 +116,9 @@ def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | N
         lexeme = term.encode()
         if len(lexeme) > _MAX_LEXEME:  # PostgreSQL refuses longer lexemes; such a "word" is no search term
             continue
-        if where[-1] > _MAX_POSITION:  # positions stop at 16383 (later ones collapse onto it)
-            where = list(dict.fromkeys(min(p, _MAX_POSITION) for p in where))
+        if len(where) > _MAX_POSITIONS or where[-1] > _MAX_POSITION:
+            # as PostgreSQL's text input does: positions stop at 16383, and at 256 per lexeme
+            where = list(dict.fromkeys(min(p, _MAX_POSITION) for p in where))[:_MAX_POSITIONS]
         parts.append(lexeme + _NUL + (_one(1, where[0]) if len(where) == 1 else _uint16s(len(where), *where)))
     return Tsvector(_int32(len(parts)) + b"".join(parts)), len(terms)
 
