@@ -28,6 +28,8 @@ from memlane.ingest.plan import Context, plan
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
 from memlane.retrieval import fusion, judge, timeline
+from memlane.retrieval import context as agent_context
+from memlane.retrieval import context_terms
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
@@ -499,6 +501,67 @@ class Memory:
             raise MemoryNotFoundError(memory_id)
         return record
 
+    # -- agent context (docs/context.md) -------------------------------------
+
+    def should_search_memory(self, conversation: Any, system_prompt: str = "", *,
+                             explain: bool = False) -> "bool | agent_context.SearchDecision":
+        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
+        (memory words, question words, relationship pronouns, references to earlier turns;
+        English and Chinese), weights and threshold in ``config.context``. ``explain=True``
+        returns a ``SearchDecision`` with the score of each signal instead of the bool."""
+        turns, system_prompt = self._conversation(conversation, system_prompt)
+        explain = validation.flag(explain, "explain", False)
+        decision = agent_context.decide(turns, system_prompt, self.config.context)
+        return decision if explain else decision.should_search
+
+    def search_memory_with_context(self, conversation: Any, system_prompt: str = "", *,
+                                   user_id: str | None = None, agent_id: str | None = None,
+                                   max_results: int = 10) -> dict[str, Any]:
+        """The memories a conversation calls for, by the terms it uses and the meaning of its recent turns.
+
+        Returns ``{"search_terms", "agent_profile_matches", "agent_event_matches",
+        "user_profile_matches", "user_event_matches", "total_matches"}``; each match is a memory
+        item with ``content``, ``match_score`` (also its ``score``), ``matched_terms`` and ``scores``
+        (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
+        with ``user_id=None`` an agent sees its own memories and those of every user recorded with
+        it (``retrieval.context.scope_pools``)."""
+        turns, system_prompt = self._conversation(conversation, system_prompt)
+        ids = scope.scope_ids(user_id, agent_id)
+        scope.require_ids(ids)
+        max_results = validation.limit(max_results, self.limits, "max_results")
+        settings = self.config.context
+        terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
+                                      settings.max_terms)
+        vector = self.embeddings.query(agent_context.semantic_query(turns, settings.recent_turns))
+        keywords = " ".join(t.text for t in terms)
+        pool = max(settings.candidates, max_results)
+        candidates: list[tuple[MemoryRecord, float]] = []
+        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
+            where = flt.conjoin(where, _ACTIVE)
+            candidates.extend(self.store.search(vector, where, pool, None))
+            if keywords:
+                candidates.extend((record, cosine) for record, _, cosine in
+                                  self.store.keyword_search(keywords, vector, where, pool))
+        matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
+                                      min_similarity=settings.min_similarity)
+        return agent_context.group(terms, matches, max_results)
+
+    def _conversation(self, conversation: Any, system_prompt: Any) -> tuple[list[Message], str]:
+        """A validated conversation (text: one user message; or a list of messages) and system prompt."""
+        turns = validation.messages(conversation, self.limits, "conversation")
+        if system_prompt is None:
+            system_prompt = ""
+        if not isinstance(system_prompt, str):
+            raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
+                                    field="system_prompt")
+        size = len(system_prompt) + sum(len(m.content) for m in turns)
+        limit = self.config.context.max_conversation_chars
+        if size > limit:
+            raise InvalidInputError(
+                f"conversation and system_prompt have {size:,} characters; the limit is {limit:,} "
+                "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
+        return turns, system_prompt
+
     # -- maintenance --------------------------------------------------------
 
     @classmethod
@@ -572,6 +635,8 @@ class AsyncMemory:
     reset = _offload("reset")
     info = _offload("info")
     close = _offload("close")
+    should_search_memory = _offload("should_search_memory")
+    search_memory_with_context = _offload("search_memory_with_context")
 
     async def __aenter__(self) -> "AsyncMemory":
         return self
