@@ -122,6 +122,27 @@ class ContextConfig(BaseModel):
     max_conversation_chars: int = Field(200_000, ge=1)
 
 
+class GraphConfig(BaseModel):
+    """Graph memory (``enable_graph``): how relations are reconciled and looked up (docs/graph.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: relationships a source holds one destination of at a time: a new destination supersedes the old
+    single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at", "married_to", "born_in",
+                                                              "name"])
+    #: relationships that contradict each other on the same (source, destination): "likes" vs "hates"
+    opposites: dict[str, str] = Field(default_factory=lambda: {"likes": "hates", "loves": "hates"})
+    #: a new entity merges into an existing one whose name vector is at least this similar
+    merge_threshold: float = Field(0.9, ge=0, le=1)
+    #: ... or this similar when one name is the initials of the other ("NYC", "New York City")
+    acronym_threshold: float = Field(0.7, ge=0, le=1)
+    #: an entity matches a query at this cosine (or when the query names it)
+    entity_threshold: float = Field(0.5, ge=0, le=1)
+    #: search returns relations scoring at least this much, at most ``max_relations`` of them
+    relation_threshold: float = Field(0.3, ge=0, le=1)
+    max_relations: int = Field(20, ge=1, le=1000)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -133,6 +154,9 @@ class MemoryConfig(BaseModel):
     custom_update_memory_prompt: Optional[str] = None
     formation: FormationConfig = Field(default_factory=FormationConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    #: graph memory: entities and relations extracted by add, returned next to search results
+    enable_graph: bool = False
+    graph: GraphConfig = Field(default_factory=GraphConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     #: mem0 kept history in a second SQLite file. memlane keeps it in the store
     #: itself (so every write is atomic); used as the store file when

@@ -1,0 +1,63 @@
+"""The graph side of a search: entities the query points at, then their valid relations, scored.
+
+An entity matches when the query names it (its normalised name occurs in the
+normalised query: score 1), when it is the user and the query speaks in the first
+person ("what do I like", "我住在哪"), or when its name vector is close to the
+query's (cosine >= ``entity_threshold``). A relation touching a matched entity
+scores half its best entity's match and half the cosine of query and relation
+text ("alice likes pizza"), so "what food does alice like" ranks ``likes``
+above ``works_at``. Relations under ``relation_threshold`` are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from memlane.graph.resolve import normalize
+from memlane.graph_models import Entity, Relation
+
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|我", re.IGNORECASE)
+
+
+def _named(key: str, query: str) -> bool:
+    if not key:
+        return False
+    if key.isascii():
+        return f" {key} " in f" {query} "
+    return key in query
+
+
+def match_entities(query: str, vector: np.ndarray, entities: Sequence[Entity], *, user_keys: set[str],
+                   threshold: float) -> dict[str, float]:
+    """Entity id -> match score in [0, 1]."""
+    normal = normalize(query)
+    first_person = bool(_FIRST_PERSON.search(query))
+    with_vectors = [e for e in entities if e.vector is not None]
+    cosines = (np.stack([e.vector for e in with_vectors]) @ vector).tolist() if with_vectors else []
+    similarity = {e.id: c for e, c in zip(with_vectors, cosines)}
+    matched: dict[str, float] = {}
+    for e in entities:
+        if _named(e.key, normal) or (first_person and e.key in user_keys):
+            matched[e.id] = 1.0
+        elif similarity.get(e.id, -1.0) >= threshold:
+            matched[e.id] = float(similarity[e.id])
+    return matched
+
+
+def score_relations(vector: np.ndarray, relations: Sequence[Relation], matched: dict[str, float], *,
+                    threshold: float, limit: int) -> list[tuple[Relation, float]]:
+    """The relations touching matched entities, best first, with their scores."""
+    scored = []
+    for r in relations:
+        entity = max(matched.get(r.source_id, 0.0), matched.get(r.destination_id, 0.0))
+        if entity <= 0:
+            continue
+        meaning = max(0.0, float(r.vector @ vector)) if r.vector is not None else 0.0
+        score = 0.5 * entity + 0.5 * meaning
+        if score >= threshold:
+            scored.append((r, score))
+    scored.sort(key=lambda pair: -pair[1])
+    return scored[:limit]
