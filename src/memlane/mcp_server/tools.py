@@ -267,5 +267,36 @@ def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
     return {"memory_id": memory_id, "history": events}
 
 
+# -- agent context (docs/context.md) ---------------------------------------------------------
+
+
+DEFAULT_CONTEXT_RESULTS = 10
+
+
+def should_search_memory(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+                         explain: bool = False) -> dict[str, Any]:
+    """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal."""
+    decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True))
+    return decision.model_dump() if explain is True else {"should_search": decision.should_search}
+
+
+def search_memory_with_context(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+                               user_id: Any = None, agent_id: Any = None,
+                               max_results: Any = DEFAULT_CONTEXT_RESULTS) -> dict[str, Any]:
+    """``Memory.search_memory_with_context``; the server's default user when the call names neither
+    a user nor an agent."""
+    warnings: list[str] = []
+    max_results = coerce_limit(max_results, DEFAULT_CONTEXT_RESULTS, caller.memory.limits.max_results, warnings,
+                               "max_results")
+    if user_id is None and agent_id is None:
+        user_id = caller.default_user_id
+    result = run(lambda: caller.memory.search_memory_with_context(
+        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results))
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
-                             "delete_memory", "delete_all_memories", "memory_history")
+                             "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
+                             "search_memory_with_context")
