@@ -23,7 +23,7 @@ from memlane.textnorm import CJK, has_cjk, to_simplified
 
 #: conversation words that say nothing about what to look for (on top of the index's stop words)
 CHAT_STOPWORDS_EN = frozenset("""
-remember remembered recall recalled previously earlier last time times before again said say says saying told tell
+remember remembered recall recalled forget forgot forgetting forgotten remind reminded previously earlier last time times before again said say says saying told tell
 telling talk talked talking discuss discussed discussing mention mentioned know knew think thought want wanted need
 needed please thanks thank hello okay yeah yes sure also just really maybe something anything everything nothing
 thing things way well still much many one ones get got let make made sure good great like can could would should
