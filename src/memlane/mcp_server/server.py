@@ -32,6 +32,8 @@ Resolver = Callable[[Optional[Context]], tools.Caller]
 INSTRUCTIONS = """memlane is a long-term memory for this conversation's user (and agent).
 Call search_memories before answering questions that may depend on what you know about the user;
 call add_memory with the user's messages when they share lasting facts, preferences or changes.
+With a whole conversation at hand, should_search_memory says (cheaply) whether memory may help, and
+search_memory_with_context finds the memories it calls for, grouped as agent/user x profile/event.
 Memories belong to a scope: user_id, agent_id and/or run_id. When the server has a default user,
 calls that name no scope use it."""
 
