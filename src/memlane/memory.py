@@ -12,6 +12,7 @@ import asyncio
 import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -22,6 +23,7 @@ from memlane import filters as flt
 from memlane import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
+from memlane.graph_memory import GraphMemory, graph_scope
 from memlane.ids import new_id
 from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
@@ -99,6 +101,9 @@ class Memory:
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         self._reranker: Reranker | None = None
         self._judge_llm: Any = None
+        #: graph memory (``enable_graph``): entities and relations next to the memories
+        self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
+                      if self.config.enable_graph else None)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -173,10 +178,15 @@ class Memory:
     def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
               memory_type: str | None, message_ids: list[str], outcome: dict[str, Any]) -> dict[str, Any]:
         """Extract facts, find the memories near them, decide, and apply every decision in one transaction."""
+        graph = ChangeSet()
+        if self.graph is not None:  # relations are written with the memories, or alone when formation fails
+            graph.graph, outcome["relations"] = self.graph.plan_add(received, ids, message_ids)
         try:
             facts = self.engine.extract(received, agent_facts="agent_id" in ids and "user_id" not in ids)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:
+                if graph.graph:
+                    self.store.apply(graph)
                 return outcome
             vectors = self.embeddings.documents([f.text for f in facts])
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), _ACTIVE)
@@ -184,12 +194,15 @@ class Memory:
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
+            if graph.graph:
+                self.store.apply(graph)
             return {**outcome, "status": "failed", "reason": str(exc)}
         speaker = next((m for m in received if m.role == "user"), received[0])
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type)
         outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
+        outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged)
         if outcome_plan.skipped:
@@ -280,9 +293,14 @@ class Memory:
             scope.require_ids(ids)
             if filters:
                 raise InvalidInputError("purge erases a whole scope; it takes no filters", field="filters")
-            deleted = self.store.purge(scope.scoped_filter(ids, None))
+            deleted = self.store.purge(scope.scoped_filter(ids, None))  # relations and entities too
             return {"message": "Memories, history and messages purged successfully!", "deleted": deleted}
         deleted = self.store.delete_matching(scope.scoped_filter(ids, filters))
+        if self.graph is not None:
+            where = graph_scope(ids, filters)  # None: filters on metadata, which relations do not have
+            if where is not None:
+                return {"message": "Memories deleted successfully!", "deleted": deleted,
+                        "deleted_relations": self.graph.delete(where)}
         return {"message": "Memories deleted successfully!", "deleted": deleted}
 
     def reset(self) -> None:
@@ -314,7 +332,20 @@ class Memory:
                             _validity(include_invalid, as_of))
         limit = validation.limit(limit, self.limits)
         records = self._as_of(self.store.list(where, limit), as_of)
+        if self.graph is not None:
+            return {"results": [record.to_item() for record in records],
+                    "relations": self._relations(user_id, agent_id, run_id, filters, include_invalid, as_of, limit)}
         return {"results": [record.to_item() for record in records]}
+
+    def _relations(self, user_id: str | None, agent_id: str | None, run_id: str | None,
+                   filters: Mapping[str, Any] | None, include_invalid: bool,
+                   as_of: str | datetime | date | None, limit: int) -> list[dict[str, Any]]:
+        """The scope's relations for ``get_all`` (none when the filters name more than the scope)."""
+        where = graph_scope(scope.scope_ids(user_id, agent_id, run_id), filters)
+        if where is None:
+            return []
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.graph.all(where, include_invalid=include_invalid, as_of=moment, limit=limit)
 
     def search(
         self,
@@ -361,6 +392,29 @@ class Memory:
         if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
             self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
         vector = self.embeddings.query(query)
+        if self.graph is not None:  # the vector search and the graph lookup run at the same time
+            relations = self._graph_pool.submit(self._graph_search, query, vector, user_id, agent_id, run_id,
+                                                filters, include_invalid, as_of)
+            found = self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+            return {**found, "relations": relations.result()}
+        return self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+
+    def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
+                      filters: Mapping[str, Any] | None, include_invalid: bool,
+                      as_of: str | datetime | date | None) -> list[dict[str, Any]]:
+        # metadata filters narrow the memories; relations are found by the scope alone
+        where = graph_scope(scope.scope_ids(user_id, agent_id, run_id), filters, strict=False)
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.graph.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
+
+    @functools.cached_property
+    def _graph_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memlane-graph")
+
+    def _search_memories(self, query: str, vector: Any, where: flt.Node, flags: dict[str, bool], limit: int,
+                         threshold: float | None, as_of: str | datetime | date | None) -> dict[str, Any]:
+        """The memory side of ``search``: the vector search and the optional stages."""
+        settings = self.config.retrieval
         if not any(flags.values()):
             hits = self.store.search(vector, where, limit, threshold)
             records = self._as_of([record for record, _ in hits], as_of)
@@ -416,7 +470,7 @@ class Memory:
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        if any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
+        if self.graph is not None or any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
 
@@ -582,6 +636,8 @@ class Memory:
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
+        if "_graph_pool" in self.__dict__:
+            self._graph_pool.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> "Memory":

@@ -196,7 +196,10 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     memories = extract_memories(found, warnings)[:limit]
     metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
     metadata["timings_ms"]["total"] = _ms(started)
-    return {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
+    answer = {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
+    if isinstance(found, Mapping) and "relations" in found:  # graph memory is on
+        answer["relations"] = found["relations"]
+    return answer
 
 
 def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[str, Any]:
@@ -240,6 +243,8 @@ def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, 
     result = run(lambda: caller.memory.get_all(filters=filters, limit=limit, include_invalid=include_invalid,
                                                 **scope))
     answer: dict[str, Any] = {"results": result["results"], "count": len(result["results"])}
+    if "relations" in result:  # graph memory is on
+        answer["relations"] = result["relations"]
     if warnings:
         answer["warnings"] = warnings
     return answer
