@@ -110,6 +110,15 @@ def add(
         console.print(f"[{colour[item['event']]}]{item['event']:6}[/] {item['id']}  {escape(item['memory'])}{before}")
     if not result["results"] and not result["unchanged"]:
         console.print("[dim]nothing worth remembering[/dim]")
+    graph = result.get("relations")  # graph memory is on
+    if graph:
+        if graph["status"] != "ok":
+            errors.print(f"[yellow]relation extraction failed:[/yellow] {escape(graph.get('reason', ''))}")
+        for r in graph["added"]:
+            console.print(f"[green]RELATE[/] {escape(r['source'])} {r['relationship']} {escape(r['destination'])}")
+        for r in graph["invalidated"]:
+            console.print(f"[red]UNRELATE[/] {escape(r['source'])} {r['relationship']} {escape(r['destination'])}"
+                          f"  [dim]({r['reason']})[/dim]")
 
 
 @command()
@@ -152,6 +161,7 @@ def search(
         _print_json(result)
         return
     render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
+    render.print_relations(console, result.get("relations"))
     meta = result.get("metadata")
     if meta:
         ran = ", ".join(f"{name} {stage['ms']:.0f} ms" for name, stage in meta["stages"].items() if stage["ran"])
@@ -190,6 +200,7 @@ def list_(
         _print_json(result)
     else:
         render.print_memories(console, result["results"])
+        render.print_relations(console, result.get("relations"))
 
 
 @command()

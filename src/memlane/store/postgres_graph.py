@@ -43,7 +43,7 @@ def _blob(vector: np.ndarray | None) -> bytes | None:
 
 
 def _vector(blob: bytes | None) -> np.ndarray | None:
-    return None if blob is None else np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    return None if blob is None else np.frombuffer(blob, dtype=np.float32)  # read-only view, never written
 
 
 def apply(cur: psycopg.Cursor, tenant: str, changes: GraphChanges) -> None:
