@@ -7,7 +7,9 @@ pipelines (``graph/``), hand back the changes to write and the relations to show
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,20 @@ from memlane.models import Message
 from memlane.store import Store
 
 SCOPE_KEYS = flt.SCOPE_COLUMNS
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def lookup_pool() -> ThreadPoolExecutor:
+    """The threads graph lookups run in while the calling thread does the vector search: one pool for
+    every ``Memory`` of the process (a server holds one per tenant), created on first use."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memlane-graph")
+    return _pool
 
 
 def graph_scope(ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, strict: bool = True) -> Any:

@@ -12,7 +12,6 @@ import asyncio
 import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -23,7 +22,7 @@ from memlane import filters as flt
 from memlane import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
-from memlane.graph_memory import GraphMemory, graph_scope
+from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
@@ -393,8 +392,8 @@ class Memory:
             self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
         vector = self.embeddings.query(query)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
-            relations = self._graph_pool.submit(self._graph_search, query, vector, user_id, agent_id, run_id,
-                                                filters, include_invalid, as_of)
+            relations = lookup_pool().submit(self._graph_search, query, vector, user_id, agent_id, run_id,
+                                             filters, include_invalid, as_of)
             found = self._search_memories(query, vector, where, flags, limit, threshold, as_of)
             return {**found, "relations": relations.result()}
         return self._search_memories(query, vector, where, flags, limit, threshold, as_of)
@@ -406,10 +405,6 @@ class Memory:
         where = graph_scope(scope.scope_ids(user_id, agent_id, run_id), filters, strict=False)
         moment = validation.moment(as_of, "as_of") if as_of is not None else None
         return self.graph.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
-
-    @functools.cached_property
-    def _graph_pool(self) -> ThreadPoolExecutor:
-        return ThreadPoolExecutor(max_workers=4, thread_name_prefix="memlane-graph")
 
     def _search_memories(self, query: str, vector: Any, where: flt.Node, flags: dict[str, bool], limit: int,
                          threshold: float | None, as_of: str | datetime | date | None) -> dict[str, Any]:
@@ -636,8 +631,6 @@ class Memory:
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
-        if "_graph_pool" in self.__dict__:
-            self._graph_pool.shutdown(wait=True)
         self.store.close()
 
     def __enter__(self) -> "Memory":
