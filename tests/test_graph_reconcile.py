@@ -95,3 +95,16 @@ def test_resolution_merges_aliases_conservatively(embedder):
         "Paris": "new-Paris",
     }
     assert [e.name for e in result.new] == ["Green Tea", "Paris"]
+
+
+def test_vectors_of_another_embedder_are_ignored():
+    """After ``Memory.reembed`` to a model of other dimensions, stored entity vectors no longer
+    compare with new ones: resolution falls back to the name key instead of failing."""
+    old = Entity(id="e0", name="Paris", key="paris", created_at="t", updated_at="t", vector=np.ones(8) / np.sqrt(8))
+
+    def make(name, key, vector):
+        return Entity(id=f"new-{name}", name=name, key=key, created_at="t", updated_at="t", vector=vector)
+
+    unit = np.ones((2, 4), dtype=np.float32) / 2
+    result = resolve(["paris", "Lyon"], unit, [old], make=make, merge_threshold=0.9, acronym_threshold=0.7)
+    assert {n: e.id for n, e in result.by_name.items()} == {"paris": "e0", "Lyon": "new-Lyon"}

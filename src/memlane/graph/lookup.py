@@ -55,7 +55,8 @@ def match_entities(query: str, vector: np.ndarray, entities: Sequence[Entity], *
     """Entity id -> match score in [0, 1]."""
     normal = normalize(query)
     first_person = bool(_FIRST_PERSON.search(query))
-    with_vectors = [e for e in entities if e.vector is not None]
+    # vectors of another embedder (before ``Memory.reembed``) are ignored: names still match
+    with_vectors = [e for e in entities if e.vector is not None and len(e.vector) == len(vector)]
     cosines = (np.stack([e.vector for e in with_vectors]) @ vector).tolist() if with_vectors else []
     similarity = {e.id: c for e, c in zip(with_vectors, cosines)}
     matched: dict[str, float] = {}
@@ -76,7 +77,8 @@ def score_relations(query: str, vector: np.ndarray, relations: Sequence[Relation
         entity = max(matched.get(r.source_id, 0.0), matched.get(r.destination_id, 0.0))
         if entity <= 0:
             continue
-        meaning = max(0.0, float(r.vector @ vector)) if r.vector is not None else 0.0
+        usable = r.vector is not None and len(r.vector) == len(vector)
+        meaning = max(0.0, float(r.vector @ vector)) if usable else 0.0
         score = 0.5 * entity + 0.3 * meaning + 0.2 * cue(r.relationship, query)
         if score >= threshold:
             scored.append((r, score))

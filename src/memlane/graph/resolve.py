@@ -75,7 +75,7 @@ def resolve(names: Sequence[str], vectors: np.ndarray, existing: Sequence[Entity
 
 def _similar(name: str, vector: np.ndarray, pool: Sequence[Entity], merge_threshold: float,
              acronym_threshold: float) -> Entity | None:
-    candidates = [e for e in pool if e.vector is not None]
+    candidates = [e for e in pool if e.vector is not None and len(e.vector) == len(vector)]
     if not candidates:
         return None
     scores = np.stack([e.vector for e in candidates]) @ vector
