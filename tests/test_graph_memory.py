@@ -128,3 +128,17 @@ def test_async_memory_returns_relations(backend, embedder):
 
     found, listed = asyncio.run(run())
     assert triples(found["relations"]) == triples(listed["relations"]) == {("u", "works_at", "Google")}
+
+
+@pytest.mark.parametrize("graph_config, location", [
+    ({"graph": {"merge_threshold": 2}}, "config.graph.merge_threshold"),
+    ({"graph": {"single_valued": "lives_in"}}, "config.graph.single_valued"),
+    ({"graph": {"unknown": 1}}, "config.graph.unknown"),
+    ({"enable_graph": "sometimes"}, "config.enable_graph"),
+])
+def test_bad_graph_settings_are_config_errors_naming_the_setting(graph_config, location):
+    from memlane.config import load
+    from memlane.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=location.replace(".", r"\.")):
+        load(graph_config)
