@@ -10,7 +10,9 @@ searched by both, in alternating order, so drift of the shared machine hits both
 
 Reported: p50/p95/p99 of vector-only search, of search with the graph lookup running
 concurrently, of the graph lookup alone, and the p95 ratios, excluding the query
-embedding (which both pay: it is cached here) and including it (what a caller waits for).
+embedding (which both pay: it is cached here) and including it (what a caller waits for);
+and how many lookups ran in the pool vs in the calling thread (when no pool thread had
+started it by the time the vector search was done).
 
     python benchmarks/bench_graph.py [--size 100000] [--users 1000] [--entities 30] [--relations 40]
                                      [--queries 500] [--out FILE]
@@ -25,6 +27,7 @@ import platform
 import random
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -125,6 +128,14 @@ def main() -> None:
         vector_only = Memory(base, embedder=embedder)
         fill_s = fill(vector_only, args, rng)
         graph = Memory({**base, "enable_graph": True}, embedder=embedder, store=vector_only.store)
+        where_run = {"pool": 0, "inline": 0}  # where each search's graph lookup ran
+        lookup = graph._graph_search
+
+        def counted(*arguments):
+            where_run["inline" if threading.current_thread() is threading.main_thread() else "pool"] += 1
+            return lookup(*arguments)
+
+        graph._graph_search = counted
         queries = [sentence(rng, QUERIES) + f" ({n})" for n in range(args.queries)]  # distinct: no cache hits
         embed_ms = []
         for q in queries:  # embedded once, outside the timings (both Memory objects share the model)
@@ -135,6 +146,7 @@ def main() -> None:
         for q in queries[:20]:  # warm up connections, the thread pool and the caches
             vector_only.search(q, user_id="user1", limit=10)
             graph.search(q, user_id="user1", limit=10)
+        where_run.update(pool=0, inline=0)
         timings: dict[str, list[float]] = {"vector": [], "vector_and_graph": [], "graph_lookup_alone": []}
         relations_found = []
         for n, q in enumerate(queries):
@@ -166,6 +178,7 @@ def main() -> None:
         "graph_over_vector_p95_incl_median_embedding": round((p95["vector_and_graph"] + embed_p50)
                                                              / (p95["vector"] + embed_p50), 3),
         "sequential_estimate_p95_ms": round(p95["vector"] + p95["graph_lookup_alone"], 3),
+        "lookups_run_in_pool_vs_inline": where_run,
     }
     text = json.dumps(report, indent=2)
     print(text)

@@ -392,10 +392,12 @@ class Memory:
             self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
         vector = self.embeddings.query(query)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
-            relations = lookup_pool().submit(self._graph_search, query, vector, user_id, agent_id, run_id,
-                                             filters, include_invalid, as_of)
+            arguments = (query, vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
+            lookup = lookup_pool().submit(self._graph_search, *arguments)
             found = self._search_memories(query, vector, where, flags, limit, threshold, as_of)
-            return {**found, "relations": relations.result()}
+            # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
+            relations = self._graph_search(*arguments) if lookup.cancel() else lookup.result()
+            return {**found, "relations": relations}
         return self._search_memories(query, vector, where, flags, limit, threshold, as_of)
 
     def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
