@@ -90,6 +90,59 @@ class RetrievalConfig(BaseModel):
     context_messages: int = Field(0, ge=0, le=5)
 
 
+class ContextConfig(BaseModel):
+    """``should_search_memory`` (a keyword-scored gate) and ``search_memory_with_context``
+    (terms of a whole conversation plus the meaning of its recent turns); docs/context.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: gate: points per distinct hit of each signal (memory words, question words,
+    #: relationship pronouns, references to earlier turns)
+    memory_keyword_weight: float = Field(3.0, ge=0)
+    question_weight: float = Field(1.0, ge=0)
+    pronoun_weight: float = Field(2.0, ge=0)
+    reference_weight: float = Field(2.0, ge=0)
+    #: gate: distinct hits counted per signal, so one long message full of "my" cannot outvote the rest
+    max_hits_per_signal: int = Field(2, ge=1)
+    #: gate: the system prompt is the same every turn; its hits count at this fraction
+    system_prompt_factor: float = Field(0.5, ge=0, le=1)
+    #: gate: search when the score reaches this
+    threshold: float = Field(3.0, ge=0)
+    #: the user messages the gate reads, and the messages the semantic query is made of, from the end
+    recent_turns: int = Field(2, ge=1, le=50)
+    #: search terms extracted from the conversation (later turns first)
+    max_terms: int = Field(20, ge=1, le=100)
+    #: share of the semantic similarity in match_score (the term score has the rest)
+    semantic_weight: float = Field(0.5, ge=0, le=1)
+    #: a memory that shares no term is a match when its cosine similarity to the recent turns reaches this
+    min_similarity: float = Field(0.35, ge=-1, le=1)
+    #: candidates each of the vector and keyword searches contributes, per category pool
+    candidates: int = Field(100, ge=1, le=1000)
+    #: size limit of one call: all messages and the system prompt together
+    max_conversation_chars: int = Field(200_000, ge=1)
+
+
+class GraphConfig(BaseModel):
+    """Graph memory (``enable_graph``): how relations are reconciled and looked up (docs/graph.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: relationships a source holds one destination of at a time: a new destination supersedes the old
+    single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at", "married_to", "born_in",
+                                                              "name"])
+    #: relationships that contradict each other on the same (source, destination): "likes" vs "hates"
+    opposites: dict[str, str] = Field(default_factory=lambda: {"likes": "hates", "loves": "hates"})
+    #: a new entity merges into an existing one whose name vector is at least this similar
+    merge_threshold: float = Field(0.9, ge=0, le=1)
+    #: ... or this similar when one name is the initials of the other ("NYC", "New York City")
+    acronym_threshold: float = Field(0.7, ge=0, le=1)
+    #: an entity matches a query at this cosine (or when the query names it)
+    entity_threshold: float = Field(0.5, ge=0, le=1)
+    #: search returns relations scoring at least this much, at most ``max_relations`` of them
+    relation_threshold: float = Field(0.3, ge=0, le=1)
+    max_relations: int = Field(20, ge=1, le=1000)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -101,6 +154,10 @@ class MemoryConfig(BaseModel):
     custom_update_memory_prompt: Optional[str] = None
     formation: FormationConfig = Field(default_factory=FormationConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    #: graph memory: entities and relations extracted by add, returned next to search results
+    enable_graph: bool = False
+    graph: GraphConfig = Field(default_factory=GraphConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     #: mem0 kept history in a second SQLite file. memlane keeps it in the store
     #: itself (so every write is atomic); used as the store file when
     #: vector_store names no path.

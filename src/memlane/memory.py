@@ -22,12 +22,15 @@ from memlane import filters as flt
 from memlane import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
+from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
 from memlane.retrieval import fusion, judge, timeline
+from memlane.retrieval import context as agent_context
+from memlane.retrieval import context_terms
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
@@ -97,6 +100,9 @@ class Memory:
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         self._reranker: Reranker | None = None
         self._judge_llm: Any = None
+        #: graph memory (``enable_graph``): entities and relations next to the memories
+        self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
+                      if self.config.enable_graph else None)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -171,10 +177,15 @@ class Memory:
     def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
               memory_type: str | None, message_ids: list[str], outcome: dict[str, Any]) -> dict[str, Any]:
         """Extract facts, find the memories near them, decide, and apply every decision in one transaction."""
+        graph = ChangeSet()
+        if self.graph is not None:  # relations are written with the memories, or alone when formation fails
+            graph.graph, outcome["relations"] = self.graph.plan_add(received, ids, message_ids)
         try:
             facts = self.engine.extract(received, agent_facts="agent_id" in ids and "user_id" not in ids)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:
+                if graph.graph:
+                    self.store.apply(graph)
                 return outcome
             vectors = self.embeddings.documents([f.text for f in facts])
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), _ACTIVE)
@@ -182,12 +193,15 @@ class Memory:
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
+            if graph.graph:
+                self.store.apply(graph)
             return {**outcome, "status": "failed", "reason": str(exc)}
         speaker = next((m for m in received if m.role == "user"), received[0])
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type)
         outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
+        outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged)
         if outcome_plan.skipped:
@@ -278,9 +292,14 @@ class Memory:
             scope.require_ids(ids)
             if filters:
                 raise InvalidInputError("purge erases a whole scope; it takes no filters", field="filters")
-            deleted = self.store.purge(scope.scoped_filter(ids, None))
+            deleted = self.store.purge(scope.scoped_filter(ids, None))  # relations and entities too
             return {"message": "Memories, history and messages purged successfully!", "deleted": deleted}
         deleted = self.store.delete_matching(scope.scoped_filter(ids, filters))
+        if self.graph is not None:
+            where = graph_scope(ids, filters)  # None: filters on metadata, which relations do not have
+            if where is not None:
+                return {"message": "Memories deleted successfully!", "deleted": deleted,
+                        "deleted_relations": self.graph.delete(where)}
         return {"message": "Memories deleted successfully!", "deleted": deleted}
 
     def reset(self) -> None:
@@ -312,7 +331,20 @@ class Memory:
                             _validity(include_invalid, as_of))
         limit = validation.limit(limit, self.limits)
         records = self._as_of(self.store.list(where, limit), as_of)
+        if self.graph is not None:
+            return {"results": [record.to_item() for record in records],
+                    "relations": self._relations(user_id, agent_id, run_id, filters, include_invalid, as_of, limit)}
         return {"results": [record.to_item() for record in records]}
+
+    def _relations(self, user_id: str | None, agent_id: str | None, run_id: str | None,
+                   filters: Mapping[str, Any] | None, include_invalid: bool,
+                   as_of: str | datetime | date | None, limit: int) -> list[dict[str, Any]]:
+        """The scope's relations for ``get_all`` (none when the filters name more than the scope)."""
+        where = graph_scope(scope.scope_ids(user_id, agent_id, run_id), filters)
+        if where is None:
+            return []
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.graph.all(where, include_invalid=include_invalid, as_of=moment, limit=limit)
 
     def search(
         self,
@@ -359,6 +391,27 @@ class Memory:
         if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
             self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
         vector = self.embeddings.query(query)
+        if self.graph is not None:  # the vector search and the graph lookup run at the same time
+            arguments = (query, vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
+            lookup = lookup_pool().submit(self._graph_search, *arguments)
+            found = self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+            # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
+            relations = self._graph_search(*arguments) if lookup.cancel() else lookup.result()
+            return {**found, "relations": relations}
+        return self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+
+    def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
+                      filters: Mapping[str, Any] | None, include_invalid: bool,
+                      as_of: str | datetime | date | None) -> list[dict[str, Any]]:
+        # metadata filters narrow the memories; relations are found by the scope alone
+        where = graph_scope(scope.scope_ids(user_id, agent_id, run_id), filters, strict=False)
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.graph.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
+
+    def _search_memories(self, query: str, vector: Any, where: flt.Node, flags: dict[str, bool], limit: int,
+                         threshold: float | None, as_of: str | datetime | date | None) -> dict[str, Any]:
+        """The memory side of ``search``: the vector search and the optional stages."""
+        settings = self.config.retrieval
         if not any(flags.values()):
             hits = self.store.search(vector, where, limit, threshold)
             records = self._as_of([record for record, _ in hits], as_of)
@@ -414,7 +467,7 @@ class Memory:
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        if any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
+        if self.graph is not None or any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
 
@@ -499,6 +552,67 @@ class Memory:
             raise MemoryNotFoundError(memory_id)
         return record
 
+    # -- agent context (docs/context.md) -------------------------------------
+
+    def should_search_memory(self, conversation: Any, system_prompt: str = "", *,
+                             explain: bool = False) -> "bool | agent_context.SearchDecision":
+        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
+        (memory words, question words, relationship pronouns, references to earlier turns;
+        English and Chinese), weights and threshold in ``config.context``. ``explain=True``
+        returns a ``SearchDecision`` with the score of each signal instead of the bool."""
+        turns, system_prompt = self._conversation(conversation, system_prompt)
+        explain = validation.flag(explain, "explain", False)
+        decision = agent_context.decide(turns, system_prompt, self.config.context)
+        return decision if explain else decision.should_search
+
+    def search_memory_with_context(self, conversation: Any, system_prompt: str = "", *,
+                                   user_id: str | None = None, agent_id: str | None = None,
+                                   max_results: int = 10) -> dict[str, Any]:
+        """The memories a conversation calls for, by the terms it uses and the meaning of its recent turns.
+
+        Returns ``{"search_terms", "agent_profile_matches", "agent_event_matches",
+        "user_profile_matches", "user_event_matches", "total_matches"}``; each match is a memory
+        item with ``content``, ``match_score`` (also its ``score``), ``matched_terms`` and ``scores``
+        (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
+        with ``user_id=None`` an agent sees its own memories and those of every user recorded with
+        it (``retrieval.context.scope_pools``)."""
+        turns, system_prompt = self._conversation(conversation, system_prompt)
+        ids = scope.scope_ids(user_id, agent_id)
+        scope.require_ids(ids)
+        max_results = validation.limit(max_results, self.limits, "max_results")
+        settings = self.config.context
+        terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
+                                      settings.max_terms)
+        vector = self.embeddings.query(agent_context.semantic_query(turns, settings.recent_turns))
+        keywords = " ".join(t.text for t in terms)
+        pool = max(settings.candidates, max_results)
+        candidates: list[tuple[MemoryRecord, float]] = []
+        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
+            where = flt.conjoin(where, _ACTIVE)
+            candidates.extend(self.store.search(vector, where, pool, None))
+            if keywords:
+                candidates.extend((record, cosine) for record, _, cosine in
+                                  self.store.keyword_search(keywords, vector, where, pool))
+        matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
+                                      min_similarity=settings.min_similarity)
+        return agent_context.group(terms, matches, max_results)
+
+    def _conversation(self, conversation: Any, system_prompt: Any) -> tuple[list[Message], str]:
+        """A validated conversation (text: one user message; or a list of messages) and system prompt."""
+        turns = validation.messages(conversation, self.limits, "conversation")
+        if system_prompt is None:
+            system_prompt = ""
+        if not isinstance(system_prompt, str):
+            raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
+                                    field="system_prompt")
+        size = len(system_prompt) + sum(len(m.content) for m in turns)
+        limit = self.config.context.max_conversation_chars
+        if size > limit:
+            raise InvalidInputError(
+                f"conversation and system_prompt have {size:,} characters; the limit is {limit:,} "
+                "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
+        return turns, system_prompt
+
     # -- maintenance --------------------------------------------------------
 
     @classmethod
@@ -572,6 +686,8 @@ class AsyncMemory:
     reset = _offload("reset")
     info = _offload("info")
     close = _offload("close")
+    should_search_memory = _offload("should_search_memory")
+    search_memory_with_context = _offload("search_memory_with_context")
 
     async def __aenter__(self) -> "AsyncMemory":
         return self

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -61,3 +62,22 @@ def print_memories(console: Console, items: Sequence[dict[str, Any]], *, title: 
         console.print(memories_table(items, title=title, compact=compact))
     else:
         console.print(f"[dim]{empty}[/dim]")
+
+
+def print_relations(console: Console, relations: Sequence[dict[str, Any]] | None) -> None:
+    """Graph memory's relations (search hits with a score, or listed ones with their validity)."""
+    if relations is None:  # graph memory is off
+        return
+    if not relations:
+        console.print("[dim]no relations[/dim]")
+        return
+    table = Table(title="relations", show_lines=False)
+    for name in ("source", "relationship", "destination"):
+        table.add_column(name, overflow="fold")
+    scored = any("score" in r for r in relations)
+    table.add_column("score" if scored else "valid", no_wrap=True)
+    for r in relations:
+        last = (f"{r['score']:.3f}" if scored else
+                f"until {r['valid_to'][:19]} ({r.get('invalid_reason', '')})" if r.get("valid_to") else "yes")
+        table.add_row(escape(r["source"]), r["relationship"], escape(r["destination"]), last)
+    console.print(table)

@@ -150,22 +150,23 @@ def threshold(value: Any) -> float | None:
     return float(value)
 
 
-def messages(value: Any, limits: Limits) -> list[Message]:
-    """Normalise a string, a message dict or a list of message dicts (or strings: user messages)."""
+def messages(value: Any, limits: Limits, field: str = "messages") -> list[Message]:
+    """Normalise a string, a message dict or a list of message dicts (or strings: user messages).
+    ``field`` names the argument in errors."""
     if isinstance(value, str):
         value = [{"role": "user", "content": value}]
     elif isinstance(value, Mapping):
         value = [value]
     elif not isinstance(value, list):
         raise InvalidInputError(
-            f"messages must be a string, a message dict or a list of messages, got {type(value).__name__}",
-            field="messages",
+            f"{field} must be a string, a message dict or a list of messages, got {type(value).__name__}",
+            field=field,
         )
     if not value:
-        raise InvalidInputError("messages is empty", field="messages")
+        raise InvalidInputError(f"{field} is empty", field=field)
     if len(value) > limits.max_messages:
-        raise InvalidInputError(f"{len(value)} messages in one call; the limit is {limits.max_messages}", field="messages")
-    return [_message(item, f"messages[{i}]", limits) for i, item in enumerate(value)]
+        raise InvalidInputError(f"{len(value)} messages in one call; the limit is {limits.max_messages}", field=field)
+    return [_message(item, f"{field}[{i}]", limits) for i, item in enumerate(value)]
 
 
 def _message(item: Any, field: str, limits: Limits) -> Message:

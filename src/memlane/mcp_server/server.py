@@ -1,4 +1,4 @@
-"""memlane's MCP server (official ``mcp`` SDK): eight memory tools for agents.
+"""memlane's MCP server (official ``mcp`` SDK): memory and agent-context tools for agents.
 
 ``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says which
 ``Memory`` a call acts on. Over stdio (``memlane mcp``) that is the local
@@ -32,6 +32,8 @@ Resolver = Callable[[Optional[Context]], tools.Caller]
 INSTRUCTIONS = """memlane is a long-term memory for this conversation's user (and agent).
 Call search_memories before answering questions that may depend on what you know about the user;
 call add_memory with the user's messages when they share lasting facts, preferences or changes.
+With a whole conversation at hand, should_search_memory says (cheaply) whether memory may help, and
+search_memory_with_context finds the memories it calls for, grouped as agent/user x profile/event.
 Memories belong to a scope: user_id, agent_id and/or run_id. When the server has a default user,
 calls that name no scope use it."""
 
@@ -49,6 +51,9 @@ Limit = Annotated[Union[int, float, str, None], Field(
 
 Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
                                                       '"content": "...", "name"?: "..."}')]
+Conversation = Annotated[Union[str, list[Message]], Field(
+    description="the conversation so far: a list of messages, oldest first (or one string, a user message)")]
+SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
 
 def _call(action: Callable[[], Any]) -> Any:
@@ -169,6 +174,40 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         """Every change of a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
         caller = resolve(ctx)
         return _call(lambda: tools.memory_history(caller, memory_id))
+
+    @server.tool(annotations=read_only)
+    def should_search_memory(
+        ctx: Context,
+        conversation: Conversation,
+        system_prompt: SystemPrompt = "",
+        explain: Annotated[bool, Field(description="also return the score of each signal")] = False,
+    ) -> dict[str, Any]:
+        """Whether the next reply needs long-term memory, from the conversation's recent user turns:
+        memory words (remember, last time, 记得, 上次), questions, relationship pronouns (my, our, 我的,
+        我们) and references to earlier turns. Cheap (no model call): ask it before search_memory_with_context."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.should_search_memory(caller, conversation, system_prompt=system_prompt,
+                                                        explain=explain))
+
+    @server.tool(annotations=read_only)
+    def search_memory_with_context(
+        ctx: Context,
+        conversation: Conversation,
+        system_prompt: SystemPrompt = "",
+        user_id: UserId = None,
+        agent_id: Annotated[Optional[str], Field(
+            description="the agent; without user_id: its own memories and those of every user recorded with it")] = None,
+        max_results: Annotated[Union[int, float, str, None], Field(
+            description="matches per category (default 10)")] = tools.DEFAULT_CONTEXT_RESULTS,
+    ) -> dict[str, Any]:
+        """The memories a whole conversation calls for: terms from the conversation (later turns first) and the
+        meaning of its recent turns, so paraphrases are found. Returns search_terms and matches grouped as
+        agent_profile_matches, agent_event_matches, user_profile_matches, user_event_matches (each with
+        content, match_score, matched_terms), and total_matches."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.search_memory_with_context(
+            caller, conversation, system_prompt=system_prompt, user_id=user_id, agent_id=agent_id,
+            max_results=max_results))
 
     return server
 

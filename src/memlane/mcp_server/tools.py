@@ -196,7 +196,10 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     memories = extract_memories(found, warnings)[:limit]
     metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
     metadata["timings_ms"]["total"] = _ms(started)
-    return {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
+    answer = {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
+    if isinstance(found, Mapping) and "relations" in found:  # graph memory is on
+        answer["relations"] = found["relations"]
+    return answer
 
 
 def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[str, Any]:
@@ -240,6 +243,8 @@ def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, 
     result = run(lambda: caller.memory.get_all(filters=filters, limit=limit, include_invalid=include_invalid,
                                                 **scope))
     answer: dict[str, Any] = {"results": result["results"], "count": len(result["results"])}
+    if "relations" in result:  # graph memory is on
+        answer["relations"] = result["relations"]
     if warnings:
         answer["warnings"] = warnings
     return answer
@@ -267,5 +272,36 @@ def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
     return {"memory_id": memory_id, "history": events}
 
 
+# -- agent context (docs/context.md) ---------------------------------------------------------
+
+
+DEFAULT_CONTEXT_RESULTS = 10
+
+
+def should_search_memory(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+                         explain: bool = False) -> dict[str, Any]:
+    """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal."""
+    decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True))
+    return decision.model_dump() if explain is True else {"should_search": decision.should_search}
+
+
+def search_memory_with_context(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+                               user_id: Any = None, agent_id: Any = None,
+                               max_results: Any = DEFAULT_CONTEXT_RESULTS) -> dict[str, Any]:
+    """``Memory.search_memory_with_context``; the server's default user when the call names neither
+    a user nor an agent."""
+    warnings: list[str] = []
+    max_results = coerce_limit(max_results, DEFAULT_CONTEXT_RESULTS, caller.memory.limits.max_results, warnings,
+                               "max_results")
+    if user_id is None and agent_id is None:
+        user_id = caller.default_user_id
+    result = run(lambda: caller.memory.search_memory_with_context(
+        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results))
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
-                             "delete_memory", "delete_all_memories", "memory_history")
+                             "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
+                             "search_memory_with_context")

@@ -106,10 +106,12 @@ def get_all(
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
     memory = tenant_memory(request)
-    everything = memory.get_all(filters=body.filters, limit=memory.limits.max_results,
-                                include_invalid=body.show_expired, **_ids(body))["results"]
+    found = memory.get_all(filters=body.filters, limit=memory.limits.max_results,
+                           include_invalid=body.show_expired, **_ids(body))
+    everything = found["results"]
+    graph = {"relations": found["relations"]} if "relations" in found else {}  # graph memory is on (as mem0)
     if page is None and page_size is None:
-        return {"count": len(everything), "next": None, "previous": None, "results": everything}
+        return {"count": len(everything), "next": None, "previous": None, "results": everything, **graph}
     page, size = page or 1, page_size or 100
     start = (page - 1) * size
 
@@ -119,7 +121,7 @@ def get_all(
     return {"count": len(everything),
             "next": link(page + 1) if start + size < len(everything) else None,
             "previous": link(page - 1) if page > 1 else None,
-            "results": everything[start:start + size]}
+            "results": everything[start:start + size], **graph}
 
 
 @router.get("/v1/memories/{memory_id}/", summary="mem0 client get")

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memlane.filters import Node
+from memlane.graph_models import Entity, GraphChanges, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 
 
@@ -61,6 +62,8 @@ class ChangeSet:
     deletes: list[Delete] = field(default_factory=list)
     messages: list[MessageRecord] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
+    #: entities and relations (graph memory), written in the same transaction
+    graph: GraphChanges = field(default_factory=GraphChanges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,20 @@ class Store(Protocol):
         """Replace every vector with ``embed(texts)`` and record the new embedder. Resumable."""
 
     def info(self) -> StoreInfo: ...
+
+    # graph memory: ``scope`` maps scope columns to ids, each must match (None: must be NULL, an exact
+    # scope); keys left out match anything, so an empty scope is every row
+
+    def graph_entities(self, scope: dict[str, str]) -> list[Entity]:
+        """The scope's entities with their name vectors, oldest first."""
+
+    def graph_relations(self, scope: dict[str, str], *, include_invalid: bool = False, as_of: str | None = None,
+                        entity_ids: Sequence[str] | None = None, limit: int | None = None) -> list[Relation]:
+        """The scope's relations, newest first, with entity names and vectors: valid ones, all of them
+        (``include_invalid``), or those valid at ``as_of``; only those touching ``entity_ids`` if given."""
+
+    def delete_graph(self, scope: dict[str, str]) -> int:
+        """Erase the scope's relations and the entities no remaining relation uses; returns relations erased."""
 
     def reset(self) -> None: ...
 

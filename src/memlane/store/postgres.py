@@ -39,7 +39,9 @@ from psycopg.types.json import Jsonb
 from memlane import keywords, timeutil
 from memlane.errors import ConfigError, EmbedderMismatchError, MemoryNotFoundError, StoreError
 from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.store import postgres_graph
 from memlane.store import postgres_schema as schema
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
@@ -493,6 +495,8 @@ class PostgresStore:
                 now = timeutil.now_iso()
                 cur.executemany("INSERT INTO memlane_applied_keys (tenant, key, created_at) VALUES (%s, %s, %s)"
                                 " ON CONFLICT DO NOTHING", [(self.tenant, key, now) for key in changes.keys])
+            if changes.graph:
+                postgres_graph.apply(cur, self.tenant, changes.graph)
 
         self._run(write, write=True)
 
@@ -578,13 +582,15 @@ class PostgresStore:
                                 (self.tenant, *memories_params)).rowcount
             con.execute(f"DELETE FROM memlane_history WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
             con.execute(f"DELETE FROM memlane_messages WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
+            for table in postgres_graph.TABLES:
+                con.execute(f"DELETE FROM {table} WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
             return count
 
         return self._run(purge, write=True)
 
     def reset(self) -> None:
         def reset(con: psycopg.Connection) -> None:
-            for table in _TABLES:
+            for table in (*_TABLES, *postgres_graph.TABLES):
                 con.execute(f"DELETE FROM {table} WHERE tenant = %s", (self.tenant,))
             con.execute("DELETE FROM memlane_meta WHERE tenant = %s AND key IN ('embedder', 'dims')", (self.tenant,))
 
@@ -734,6 +740,19 @@ class PostgresStore:
             return [_record(found[seq][1:]) for seq in order], scores.astype(np.float32)
 
         return self._run(read)
+
+    # -- graph memory (store/postgres_graph.py) -----------------------------
+
+    def graph_entities(self, scope: dict[str, str]) -> list[Entity]:
+        return self._run(lambda con: postgres_graph.entities(con, self.tenant, scope))
+
+    def graph_relations(self, scope: dict[str, str], *, include_invalid: bool = False, as_of: str | None = None,
+                        entity_ids: Sequence[str] | None = None, limit: int | None = None) -> list[Relation]:
+        return self._run(lambda con: postgres_graph.relations(con, self.tenant, scope, include_invalid=include_invalid,
+                                                              as_of=as_of, entity_ids=entity_ids, limit=limit))
+
+    def delete_graph(self, scope: dict[str, str]) -> int:
+        return self._run(lambda con: postgres_graph.delete(con, self.tenant, scope), write=True)
 
     def messages(self, where: Node, limit: int) -> list[MessageRecord]:
         sql, params = self._message_compiler.compile(where)

@@ -162,6 +162,55 @@ MIGRATIONS: list[list[str]] = [
         END
         $$""",
     ],
+    # graph memory: entities (with name vectors) and relations (with validity and provenance),
+    # scoped like memories, led by the tenant, indexed for scoped lookups and by entity
+    [
+        f"""CREATE TABLE memlane_graph_entities (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            name text NOT NULL,
+            key text NOT NULL,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            vector bytea,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX memlane_graph_entities_user ON memlane_graph_entities (tenant, user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX memlane_graph_entities_agent ON memlane_graph_entities (tenant, agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memlane_graph_entities_run ON memlane_graph_entities (tenant, run_id) WHERE run_id IS NOT NULL",
+        f"""CREATE TABLE memlane_graph_relations (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            source_id text {_C} NOT NULL,
+            relationship text {_C} NOT NULL,
+            destination_id text {_C} NOT NULL,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            valid_from text {_C} NOT NULL,
+            valid_to text {_C},
+            invalid_reason text,
+            superseded_by text {_C},
+            source_message_ids text[] NOT NULL DEFAULT '{{}}',
+            vector bytea,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX memlane_graph_relations_user ON memlane_graph_relations (tenant, user_id, created_at)"
+        " WHERE user_id IS NOT NULL",
+        "CREATE INDEX memlane_graph_relations_agent ON memlane_graph_relations (tenant, agent_id, created_at)"
+        " WHERE agent_id IS NOT NULL",
+        "CREATE INDEX memlane_graph_relations_run ON memlane_graph_relations (tenant, run_id, created_at)"
+        " WHERE run_id IS NOT NULL",
+        "CREATE INDEX memlane_graph_relations_source ON memlane_graph_relations (tenant, source_id)",
+        "CREATE INDEX memlane_graph_relations_destination ON memlane_graph_relations (tenant, destination_id)",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

@@ -26,7 +26,9 @@ import numpy as np
 from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
 from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.store import sqlite_graph
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
 from memlane.store.sqlite_schema import migrate
@@ -214,6 +216,8 @@ class SQLiteStore:
                 now = timeutil.now_iso()
                 con.executemany("INSERT OR IGNORE INTO applied_keys(key, created_at) VALUES (?, ?)",
                                 [(key, now) for key in changes.keys])
+            if changes.graph:
+                sqlite_graph.apply(con, changes.graph)
 
     def _insert(self, con: sqlite3.Connection, records: list[MemoryRecord]) -> None:
         """The only place rows enter ``memories``. It gives them their rowids, so it can index
@@ -320,6 +324,7 @@ class SQLiteStore:
         with self._write() as con:
             for table in ("memories", "history", "messages", "applied_keys", "memories_fts", "memory_tokens"):
                 con.execute(f"DELETE FROM {table}")
+            sqlite_graph.reset(con)
             con.execute("DELETE FROM meta WHERE key IN ('embedder', 'dims')")
         self.dims = None
 
@@ -443,7 +448,24 @@ class SQLiteStore:
             count = con.execute(f"DELETE FROM memories AS m WHERE {memories_sql}", memories_params).rowcount
             con.execute(f"DELETE FROM history WHERE {scope_sql}", scope_params)
             con.execute(f"DELETE FROM messages WHERE {scope_sql}", scope_params)
+            con.execute(f"DELETE FROM graph_relations WHERE {scope_sql}", scope_params)
+            con.execute(f"DELETE FROM graph_entities WHERE {scope_sql}", scope_params)
         return count
+
+    # -- graph memory (store/sqlite_graph.py) -------------------------------
+
+    def graph_entities(self, scope: dict[str, str]) -> list[Entity]:
+        return sqlite_graph.entities(self._con, scope)
+
+    def graph_relations(self, scope: dict[str, str], *, include_invalid: bool = False, as_of: str | None = None,
+                        entity_ids: Sequence[str] | None = None, limit: int | None = None) -> list[Relation]:
+        with self._snapshot() as con:
+            return sqlite_graph.relations(con, scope, include_invalid=include_invalid, as_of=as_of,
+                                          entity_ids=entity_ids, limit=limit)
+
+    def delete_graph(self, scope: dict[str, str]) -> int:
+        with self._write() as con:
+            return sqlite_graph.delete(con, scope)
 
     def history(self, memory_id: str) -> list[HistoryRecord]:
         rows = self._con.execute(

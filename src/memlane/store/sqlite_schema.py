@@ -114,6 +114,48 @@ MIGRATIONS: list[list[str]] = [
             INSERT INTO memory_changes(memory_rowid) VALUES (old.rowid);
         END""",
     ],
+    # graph memory: entities (with name vectors) and relations (with validity and provenance),
+    # scoped like memories (the file is the tenant), indexed for scoped lookups and by entity
+    [
+        """CREATE TABLE graph_entities (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            vector BLOB
+        )""",
+        "CREATE INDEX graph_entities_user ON graph_entities(user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX graph_entities_agent ON graph_entities(agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX graph_entities_run ON graph_entities(run_id) WHERE run_id IS NOT NULL",
+        """CREATE TABLE graph_relations (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            source_id TEXT NOT NULL,
+            relationship TEXT NOT NULL,
+            destination_id TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            valid_from TEXT NOT NULL,
+            valid_to TEXT,
+            invalid_reason TEXT,
+            superseded_by TEXT,
+            source_message_ids TEXT NOT NULL DEFAULT '[]',
+            vector BLOB
+        )""",
+        "CREATE INDEX graph_relations_user ON graph_relations(user_id, created_at) WHERE user_id IS NOT NULL",
+        "CREATE INDEX graph_relations_agent ON graph_relations(agent_id, created_at) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX graph_relations_run ON graph_relations(run_id, created_at) WHERE run_id IS NOT NULL",
+        "CREATE INDEX graph_relations_source ON graph_relations(source_id)",
+        "CREATE INDEX graph_relations_destination ON graph_relations(destination_id)",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
