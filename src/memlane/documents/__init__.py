@@ -1,0 +1,1 @@
+"""Document collections searched by late interaction (multi-vector MaxSim)."""
