@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from memlane import config as config_mod
-from memlane.documents import ingest, query_filter
+from memlane.documents import ingest
+from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError
 from memlane.documents.late_interaction import PageIndex, from_half, to_half
@@ -46,7 +47,7 @@ from memlane.documents.models import (
     PageWrite,
 )
 from memlane.documents.store import DocumentStore
-from memlane.errors import ConfigError, EmbedderMismatchError, FilterError, InvalidInputError, UnsupportedInputError
+from memlane.errors import ConfigError, EmbedderMismatchError, InvalidInputError, UnsupportedInputError
 from memlane.filters import MATCH_ALL, Node
 from memlane.ids import new_id
 
@@ -245,8 +246,8 @@ class Documents:
         """Documents (``on: document``) or collections (``on: collection``) whose metadata match."""
         where = self._filter(query_filter)
         if where == MATCH_ALL:
-            raise FilterError("give a lookup, e.g. {\"on\": \"document\", \"key\": \"year\", \"value\": 2024}",
-                              path="query_filter")
+            raise qf.filter_error(
+                "give a lookup, e.g. {\"on\": \"document\", \"key\": \"year\", \"value\": 2024}", "query_filter")
         if query_filter_on(where) == "collection":
             return {"on": "collection", "results": [_collection_out(c) for c in self.store.collections(where)]}
         limit = _positive_int(limit, "limit", self.settings.max_top_k * 100)
@@ -422,12 +423,12 @@ class Documents:
             return None
         return self._collection(collection_name).name
 
-    def _filter(self, value: Mapping[str, Any] | None, allowed: Sequence[str] = query_filter.TARGETS) -> Node:
-        where = query_filter.parse(value)
-        wrong = query_filter.targets(where) - set(allowed)
+    def _filter(self, value: Mapping[str, Any] | None, allowed: Sequence[str] = qf.TARGETS) -> Node:
+        where = qf.parse(value)
+        wrong = qf.targets(where) - set(allowed)
         if wrong:
-            raise FilterError(f"this call filters on {' or '.join(allowed)} metadata; "
-                              f"'on: {sorted(wrong)[0]}' does not apply here", path="query_filter.on")
+            raise qf.filter_error(f"this call filters on {' or '.join(allowed)} metadata; "
+                                            f"'on: {sorted(wrong)[0]}' does not apply here", "query_filter.on")
         return where
 
     def _name(self, value: Any, field: str, *, collection: bool = False) -> str:
@@ -463,7 +464,7 @@ class Documents:
 
 def query_filter_on(where: Node) -> str:
     """What ``filter`` returns for a parsed query_filter: collections when it reads only their metadata."""
-    return "collection" if query_filter.targets(where) == {"collection"} else "document"
+    return "collection" if qf.targets(where) == {"collection"} else "document"
 
 
 def _positive_int(value: Any, field: str, maximum: int) -> int:
