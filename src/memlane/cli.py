@@ -593,6 +593,15 @@ def _store_location(settings: Any) -> str:
         return f"[red]{escape(str(exc))}[/red]"
 
 
+# `memlane docs` lives in cli_docs, which imports the helpers above from memlane.cli; under
+# `python -m memlane.cli` this module is __main__, so name it memlane.cli too (one module, one _state).
+sys.modules.setdefault("memlane.cli", sys.modules[__name__])
+from memlane.cli_docs import docs_app  # noqa: E402
+
+
+app.add_typer(docs_app, name="docs")
+
+
 def main() -> None:
     app()
 
