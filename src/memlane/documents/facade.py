@@ -23,6 +23,7 @@ import functools
 import json
 import math
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,10 @@ ENCODE_BATCH = 16
 ALL = "all"
 
 Progress = Callable[[str, int, int], None]
+
+#: ``Documents.for_memory``: one Documents per live Memory
+_SHARED: "weakref.WeakKeyDictionary[Any, Documents]" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
 
 
 def document_store(store: Any, tenant: str = "default") -> DocumentStore:
@@ -122,6 +127,16 @@ class Documents:
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Documents":
         return cls(config_dict)
+
+    @classmethod
+    def for_memory(cls, memory: Any, encoder: MultiVectorEncoder | None = None) -> "Documents":
+        """The one ``Documents`` of a ``Memory`` (and its store), created on first use, so every face of
+        a process (REST, MCP) shares one page index per store."""
+        with _SHARED_LOCK:
+            found = _SHARED.get(memory)
+            if found is None:
+                found = _SHARED[memory] = cls(memory=memory, encoder=encoder)
+            return found
 
     # -- collections ------------------------------------------------------------------------------
 

@@ -52,7 +52,8 @@ class DocumentTenants:
             if found is None:
                 if self._encoder is None:
                     self._encoder = default_encoder(self.tenants.config.documents, memory)
-                found = self._documents[tenant] = Documents(memory=memory, encoder=self._encoder)
+                # the same Documents the /mcp tools of this tenant use
+                found = self._documents[tenant] = Documents.for_memory(memory, encoder=self._encoder)
         return found
 
 
