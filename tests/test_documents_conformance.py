@@ -252,3 +252,53 @@ def test_async_documents_run_the_same_code(memory, encoder):
 
     found, listed = asyncio.run(scenario())
     assert names(found) == ["cats"] and [d["name"] for d in listed] == ["cats"]
+
+
+def test_concurrent_writers_and_searchers_keep_the_index_whole(memory, encoder):
+    """Threads upserting, re-upserting and searching through one Documents: afterwards the index holds
+    exactly the stored pages (a search over everything returns every document once)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with Documents(memory=memory, encoder=encoder) as docs:
+        docs.create_collection("c")
+        docs.upsert_document("seed", "c", text=CATS)
+        docs.search("cat")  # the index is loaded: writes now go through the incremental path
+
+        def writer(w: int) -> None:
+            for i in range(4):
+                docs.upsert_document(f"w{w}-{i}", "c", text=f"{MARKETS} number {w} {i}")
+                docs.upsert_document(f"w{w}-{i}", "c", text=f"{NETS} number {w} {i}")  # replace its page
+
+        def searcher(_: int) -> int:
+            return sum(len(docs.search("stock market", top_k=5)["results"]) for _ in range(6))
+
+        with ThreadPoolExecutor(6) as pool:
+            writes = [pool.submit(writer, w) for w in range(3)]
+            reads = [pool.submit(searcher, s) for s in range(3)]
+            for f in writes + reads:
+                f.result()
+        everything = docs.search("number", top_k=100)["results"]
+        assert sorted(r["document_name"] for r in everything) == sorted(
+            ["seed"] + [f"w{w}-{i}" for w in range(3) for i in range(4)])
+        assert all(NETS in r["text"] for r in everything if r["document_name"] != "seed")
+        assert docs.info()["index_pages"] == 13
+
+
+def test_size_limits(memory, encoder):
+    settings = {"documents": {"max_pages": 2, "page_chars": 100, "max_text_chars": 5000, "max_query_chars": 50,
+                              "max_top_k": 10, "max_metadata_bytes": 100}}
+    with Documents(settings, memory=memory, encoder=encoder) as docs:
+        docs.create_collection("c")
+        with pytest.raises(InvalidInputError, match="3 pages; the limit is 2") as caught:
+            docs.upsert_document("long", "c", text="\n\n".join(["x" * 90] * 3))
+        assert caught.value.field == "file"
+        with pytest.raises(InvalidInputError, match="max_text_chars") as caught:
+            docs.upsert_document("huge", "c", text="y" * 5001)
+        assert caught.value.field == "text"
+        with pytest.raises(InvalidInputError, match="max_metadata_bytes"):
+            docs.upsert_document("meta", "c", text="ok", metadata={"k": "v" * 200})
+        with pytest.raises(InvalidInputError, match="max_query_chars"):
+            docs.search("q" * 51)
+        with pytest.raises(InvalidInputError, match="top_k is 11; the limit is 10"):
+            docs.search("q", top_k=11)
+        assert docs.list_documents() == []
