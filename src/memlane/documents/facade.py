@@ -121,6 +121,7 @@ class Documents:
         self.encoder = encoder or default_encoder(self.settings, memory)
         self.store = store or document_store(memory.store, tenant)
         self._index: PageIndex | None = None
+        self._ids: set[str] = set()  # the page ids in the index
         self._index_version = -1
         self._lock = threading.RLock()
 
@@ -322,7 +323,11 @@ class Documents:
         return results
 
     def _current_index(self) -> PageIndex:
-        """The index of the store's current pages (call with the lock held)."""
+        """The index of the store's current pages (call with the lock held).
+
+        Page ids never change (an upsert writes new pages), so after another process wrote, the
+        index catches up by the difference of its page ids and the stored ones: one query for
+        the ids, and the vectors of the new pages only."""
         version = self.store.version()
         if self._index is not None and version == self._index_version:
             return self._index
@@ -333,32 +338,46 @@ class Documents:
                 f"pages of this store were encoded by {sorted(others)} but the configured encoder is "
                 f"{self.encoder.name!r}; configure that encoder (documents.encoder), or upsert those "
                 "documents again with this one")
-        index = PageIndex(self.encoder.dims)
-        dims = self.encoder.dims
-        for batch in self.store.iter_vectors(self.encoder.name):
-            index.add([row[0] for row in batch], [from_half(row[2], dims) for row in batch])
-        self._index, self._index_version = index, version
-        return index
+        if self._index is None:
+            self._index, self._ids = PageIndex(self.encoder.dims), set()
+            for batch in self.store.iter_vectors(self.encoder.name):
+                self._add_rows(batch)
+        else:
+            stored = set(self.store.page_ids_of_encoder(self.encoder.name))
+            gone = self._ids - stored
+            self._index.remove(gone)
+            self._ids -= gone
+            new = sorted(stored - self._ids)
+            for start in range(0, len(new), 500):
+                self._add_rows(self.store.vectors(new[start:start + 500]))
+        self._index_version = version
+        return self._index
+
+    def _add_rows(self, rows: Sequence[tuple[str, int, bytes]]) -> None:
+        if rows:
+            dims = self.encoder.dims
+            self._index.add([row[0] for row in rows], [from_half(row[2], dims) for row in rows])  # type: ignore[union-attr]
+            self._ids.update(row[0] for row in rows)
 
     def _version_before_write(self) -> int:
         with self._lock:
             return self._index_version if self._index is not None else -1
 
     def _after_write(self, before: int, removed: Sequence[str], added: Sequence[PageWrite]) -> None:
-        """Apply this process's write to the loaded index when no other write came in between;
-        otherwise the next search reads the index again."""
+        """Apply this process's write to the loaded index when it is the only write since the index
+        was brought up to date; otherwise leave it to the next search to catch up by page ids."""
         with self._lock:
             if self._index is None:
                 return
             version = self.store.version()
             if before == self._index_version and version == before + 1:
                 self._index.remove(list(removed))
+                self._ids.difference_update(removed)
                 if added:
-                    dims = self.encoder.dims
-                    self._index.add([p.id for p in added], [from_half(p.vectors, dims) for p in added])
+                    self._add_rows([(p.id, p.n_tokens, p.vectors) for p in added])
                 self._index_version = version
             else:
-                self._index, self._index_version = None, -1
+                self._index_version = -1
 
     # -- internals: input -------------------------------------------------------------------------
 

@@ -65,6 +65,12 @@ class DocumentStore(Protocol):
     def iter_vectors(self, encoder: str, batch_size: int = 500) -> Iterator[list[tuple[str, int, bytes]]]:
         """Every page of the tenant encoded by ``encoder``: (page id, number of token vectors, float16 bytes)."""
 
+    def page_ids_of_encoder(self, encoder: str) -> list[str]:
+        """Ids of every page of the tenant encoded by ``encoder`` (the index catches up by them)."""
+
+    def vectors(self, page_ids: Sequence[str]) -> list[tuple[str, int, bytes]]:
+        """(page id, number of token vectors, float16 bytes) of the given pages that exist."""
+
     def encoders(self) -> dict[str, int]:
         """The encoders that encoded the tenant's pages, with their page counts."""
 

@@ -289,6 +289,19 @@ class SqlDocumentStore:
             yield [(r[0], int(r[1]), bytes(r[2])) for r in rows]
             after = rows[-1][0]
 
+    def page_ids_of_encoder(self, encoder: str) -> list[str]:
+        sql = self._sql("SELECT id FROM {pages} WHERE tenant = %s AND encoder = %s")
+        return self._run(lambda con: [r[0] for r in con.execute(sql, (self.tenant, encoder)).fetchall()], write=False)
+
+    def vectors(self, page_ids: Sequence[str]) -> list[tuple[str, int, bytes]]:
+        if not page_ids:
+            return []
+        params: list[Any] = [self.tenant]
+        members = self._in("id", list(page_ids), params)
+        sql = self._sql("SELECT id, n_tokens, vectors FROM {pages} WHERE tenant = %s AND {members}", members=members)
+        return self._run(lambda con: [(r[0], int(r[1]), bytes(r[2])) for r in con.execute(sql, params).fetchall()],
+                         write=False)
+
     def encoders(self) -> dict[str, int]:
         sql = self._sql("SELECT encoder, count(*) FROM {pages} WHERE tenant = %s GROUP BY encoder")
         return self._run(lambda con: {r[0]: int(r[1]) for r in con.execute(sql, (self.tenant,)).fetchall()},
