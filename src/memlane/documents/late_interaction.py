@@ -219,11 +219,16 @@ class FDEEncoder:
         buckets, projected = self._buckets_and_projections(vectors)
         for rep in range(r):
             cell = page_of * nb + buckets[:, rep]  # (page, bucket) of each vector
-            sums = np.zeros((n_pages * nb, p), dtype=np.float64)
-            np.add.at(sums, cell, projected[:, rep])
-            counts = np.bincount(cell, minlength=n_pages * nb)
-            filled = counts > 0
-            sums[filled] /= counts[filled, None]
+            # per-cell means by sorting vectors by cell and one add.reduceat (np.add.at is ~50x slower)
+            order = np.argsort(cell, kind="stable")
+            sorted_cells = cell[order]
+            firsts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+            used = sorted_cells[firsts]
+            counts = np.diff(np.r_[firsts, n_tokens])
+            sums = np.zeros((n_pages * nb, p), dtype=np.float32)
+            sums[used] = np.add.reduceat(projected[order, rep], firsts, axis=0) / counts[:, None]
+            filled = np.zeros(n_pages * nb, dtype=bool)
+            filled[used] = True
             empty = np.flatnonzero(~filled)
             if len(empty):
                 # fill an empty bucket with the page's vector whose SimHash code is nearest in Hamming
@@ -416,8 +421,13 @@ class PageIndex:
 
     def _score(self, q: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """Exact MaxSim over the given slots, gathered in chunks of about CHUNK_TOKENS rows."""
-        scores = np.empty(len(slots), dtype=np.float32)
         lengths = self._lengths[slots]
+        starts = self._starts[slots]
+        if len(slots) and np.array_equal(starts[1:], starts[:-1] + lengths[:-1]):
+            # back to back in the buffer (a full scan of a compact index): score the slice in place
+            lo, hi = starts[0], starts[-1] + lengths[-1]
+            return maxsim_many(q, self._tokens[lo:hi], starts - lo)
+        scores = np.empty(len(slots), dtype=np.float32)
         ends = np.cumsum(lengths)
         first = 0
         while first < len(slots):
