@@ -101,7 +101,10 @@ class Documents:
     """Document collections searched by late interaction (MaxSim over token vectors).
 
     ``Documents()`` works offline: the default store (``~/.memlane/memlane.db``) and the local
-    model's token vectors. ``Documents(memory=m)`` shares ``m``'s store and model."""
+    model's token vectors. ``Documents(memory=m)`` shares ``m``'s store and model. ``config``'s
+    ``documents`` block sets the encoder, page size and limits. ``tenant`` names the owner of the
+    rows in a SQLite file (the server gives each tenant a file of its own); a PostgreSQL store is
+    already bound to its tenant."""
 
     def __init__(self, config: config_mod.MemoryConfig | Mapping[str, Any] | None = None, *,
                  memory: Any = None, encoder: MultiVectorEncoder | None = None, store: DocumentStore | None = None,
