@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--dims", type=int, default=128)
     parser.add_argument("--topics", type=int, default=1000)
-    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--pool-pages", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=11)

@@ -53,13 +53,31 @@ def test_local_encoder_drops_special_tokens_and_punctuation(local):
     text = "lift, drag; and (thrust)!"
     pieces = tokenizer.tokenize(text)
     content = [p for p in pieces if p.isalnum()]
-    assert len(local.encode_pages([text])[0]) == len(content)
-    keep_punct = LocalTokenEncoder(local.embedder, skip_punctuation=False)
+    tokens_only = LocalTokenEncoder(local.embedder, global_vector=False)
+    assert len(tokens_only.encode_pages([text])[0]) == len(content)
+    keep_punct = LocalTokenEncoder(local.embedder, skip_punctuation=False, global_vector=False)
     assert len(keep_punct.encode_pages([text])[0]) == len(pieces)  # no [CLS]/[SEP] either way
-    assert keep_punct.name != local.name  # vectors from the two settings must not be mixed in a store
+    # vectors from different settings must not be mixed in a store: the names differ
+    assert len({local.name, tokens_only.name, keep_punct.name}) == 3
     # a text of punctuation only keeps its pieces; an empty text still gets one vector
-    assert len(local.encode_pages(["?!"])[0]) == len(tokenizer.tokenize("?!"))
-    assert len(local.encode_queries([""])[0]) == 1
+    assert len(tokens_only.encode_pages(["?!"])[0]) == len(tokenizer.tokenize("?!"))
+    assert len(tokens_only.encode_queries([""])[0]) == 1
+
+
+def test_local_encoder_adds_the_pooled_vector_once_per_page_and_weighted_per_query(local, embedder):
+    text = "pressure distribution on a swept wing"
+    tokens = LocalTokenEncoder(local.embedder, global_vector=False).encode_pages([text])[0]
+    page = local.encode_pages([text])[0]
+    query = local.encode_queries([text])[0]
+    sentence = embedder.embed([text], "query")[0]
+    assert len(page) == len(tokens) + 1 and len(query) == len(tokens) + local.query_global_weight == len(tokens) + 8
+    np.testing.assert_allclose(page[:-1], tokens, atol=1e-5)
+    np.testing.assert_allclose(page[-1], sentence, atol=1e-4)  # the memory embedder's own vector
+    np.testing.assert_allclose(query[len(tokens):], np.tile(sentence, (8, 1)), atol=1e-4)
+    light = LocalTokenEncoder(local.embedder, query_global_weight=2)
+    assert light.name == local.name  # query-side weight does not change stored vectors
+    assert len(light.encode_queries([text])[0]) == len(tokens) + 2
+    assert len(local.encode_queries([""])[0]) == 8  # an empty query is its pooled vector
 
 
 def test_local_encoder_vectors_rank_the_matching_page_first(local):

