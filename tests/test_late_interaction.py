@@ -320,3 +320,21 @@ def test_pooling_index_stores_fewer_vectors_and_keeps_the_ranking_close():
         b = {i for i, _ in pooled.search(q, 10, exact=True)}
         overlap.append(len(a & b) / 10)
     assert np.mean(overlap) >= 0.7
+
+
+def test_saved_encodings_rebuild_the_same_index_without_recomputing():
+    rng = np.random.default_rng(15)
+    centres, pages, topics = clustered(rng, 300, 32)
+    ids = [f"p{i}" for i in range(300)]
+    first = PageIndex(32, min_candidates=20, candidates_per_result=2)
+    saved = first.encode(pages)
+    assert saved.shape == (300, FDEParams().size) and saved.dtype == np.float32
+    first.add(ids, pages)
+    again = PageIndex(32, min_candidates=20, candidates_per_result=2)
+    assert again.encoding_id == first.encoding_id != PageIndex(32, fde=FDEParams(repetitions=3)).encoding_id
+    again.add(ids, pages, encodings=saved)
+    np.testing.assert_array_equal(again._fde[:300], first._fde[:300])
+    q = query_for(rng, centres, topics[0])
+    assert again.search(q, 10) == first.search(q, 10)
+    with pytest.raises(InvalidInputError, match="encodings: shape"):
+        again.add(["x"], [pages[0]], encodings=saved[:2])

@@ -302,9 +302,36 @@ class PageIndex:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def add(self, ids: Sequence[str], pages: Sequence[np.ndarray]) -> None:
+    @property
+    def encoding_id(self) -> str:
+        """Names the fast-path encoding; encodings saved from ``encode`` are valid for an index with
+        the same ``encoding_id`` (and the same pool factor)."""
+        f = self._encoder.params
+        return f"muvera-d{self.dims}-r{f.repetitions}-b{f.simhash_bits}-p{f.projection_dims}-s{f.seed}" + \
+            (f"-pool{self.pool_factor:g}" if self.pool_factor > 1 else "")
+
+    def encode(self, pages: Sequence[np.ndarray]) -> np.ndarray:
+        """The fast-path encodings of pages, (n_pages, size) float32, exactly as ``add`` computes
+        them: store them beside the pages and pass them back to ``add(encodings=...)`` to skip
+        this work when an index is rebuilt."""
+        return self._prepare(pages)[2]
+
+    def _prepare(self, pages: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        matrices = [as_vectors(page, self.dims, f"pages[{i}]") for i, page in enumerate(pages)]
+        if not matrices:
+            return np.empty((0, self.dims), HALF), np.empty(0, np.int64), np.empty((0, self._fde.shape[1]), np.float32)
+        if self.pool_factor > 1:
+            matrices = [pool_tokens(m, self.pool_factor) for m in matrices]
+        lengths = np.array([len(m) for m in matrices], dtype=np.int64)
+        tokens = np.concatenate(matrices).astype(HALF)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        # encode from the float16 values actually stored, so the candidates see what exact scoring sees
+        return tokens, lengths, self._encoder.encode_pages(tokens, offsets)
+
+    def add(self, ids: Sequence[str], pages: Sequence[np.ndarray], *, encodings: np.ndarray | None = None) -> None:
         """Add pages (an id already present is replaced). All-or-nothing: every page is checked
-        before anything changes."""
+        before anything changes. ``encodings`` (from ``encode``, same ``encoding_id``) skips
+        computing them."""
         if isinstance(ids, str):
             raise InvalidInputError("ids: give a sequence of page ids, not one string", field="ids")
         ids = list(ids)
@@ -315,17 +342,23 @@ class PageIndex:
         for page_id in ids:
             if not isinstance(page_id, str) or not page_id:
                 raise InvalidInputError(f"ids: page ids are non-empty strings, got {page_id!r}", field="ids")
-        matrices = [as_vectors(page, self.dims, f"pages[{i}]") for i, page in enumerate(pages)]
+        if encodings is None:
+            new_tokens, lengths, encodings = self._prepare(pages)
+        else:
+            encodings = np.asarray(encodings, dtype=np.float32)
+            if encodings.shape != (len(ids), self._fde.shape[1]):
+                raise InvalidInputError(f"encodings: shape {encodings.shape}; expected ({len(ids)}, "
+                                        f"{self._fde.shape[1]}) from encode() of an index with this "
+                                        f"encoding_id", field="encodings")
+            matrices = [as_vectors(page, self.dims, f"pages[{i}]") for i, page in enumerate(pages)]
+            if self.pool_factor > 1:
+                matrices = [pool_tokens(m, self.pool_factor) for m in matrices]
+            lengths = np.array([len(m) for m in matrices], dtype=np.int64)
+            new_tokens = np.concatenate(matrices).astype(HALF) if matrices else np.empty((0, self.dims), HALF)
         if not ids:
             return
-        if self.pool_factor > 1:
-            matrices = [pool_tokens(m, self.pool_factor) for m in matrices]
-        self.remove([i for i in ids if i in self._slot])
-        lengths = np.array([len(m) for m in matrices], dtype=np.int64)
-        new_tokens = np.concatenate(matrices).astype(HALF)
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        # encode from the float16 values actually stored, so the candidates see what exact scoring sees
-        encodings = self._encoder.encode_pages(new_tokens, offsets)
+        self.remove([i for i in ids if i in self._slot])
         self._reserve(self._n_tokens + len(new_tokens), self._n_slots + len(ids))
         t0, s0 = self._n_tokens, self._n_slots
         self._tokens[t0: t0 + len(new_tokens)] = new_tokens
