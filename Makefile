@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_retrieval.py --size 100000 --users 1000 --out benchmarks/last_retrieval.json
 	$(BIN)/python benchmarks/bench_formation.py --scope-size 10000 --out benchmarks/last_formation.json
 	$(BIN)/python benchmarks/bench_graph.py --size 100000 --users 1000 --out benchmarks/last_graph.json
+	$(BIN)/python benchmarks/bench_documents.py --out benchmarks/last_documents.json
 
 bench-server: install
 	$(BIN)/python benchmarks/bench_server.py --out benchmarks/last_server.json

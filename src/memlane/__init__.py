@@ -18,11 +18,14 @@ from memlane.errors import (
     StoreError,
 )
 from memlane.memory import AsyncMemory, Memory
+from memlane.documents import AsyncDocuments, Documents
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncDocuments",
     "AsyncMemory",
+    "Documents",
     "ConfigError",
     "EmbedderMismatchError",
     "EmbeddingError",

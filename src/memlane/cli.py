@@ -387,6 +387,52 @@ def eval_locomo(
                   f"unmatched evidence ids: {report['unmatched_evidence']}")
 
 
+CRANFIELD = Path("../shared/eval/cranfield")
+
+
+@command("docs", on=eval_app)
+def eval_docs(
+    docs: Path = typer.Option(CRANFIELD / "cranfield_docs.jsonl", "--docs", exists=True, dir_okay=False,
+                              help="documents (JSON Lines: doc_id, text)"),
+    queries: Path = typer.Option(CRANFIELD / "cranfield_queries_dev.jsonl", "--queries", exists=True, dir_okay=False,
+                                 help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
+                                        "queries with a judged document among them)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Document search quality on Cranfield: nDCG@10 and recall@100 of single-vector search, exact
+    MaxSim and the fast path, with the default (local) encoder and the same model's sentence vectors."""
+    from rich.table import Table
+
+    from memlane.documents.encoders import LocalTokenEncoder
+    from memlane.evaluation import docs as evaluation
+
+    documents = evaluation.load_jsonl(docs)[:limit]
+    encoder = LocalTokenEncoder()
+    with _progress() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done)
+
+        report = evaluation.run(documents, evaluation.load_jsonl(queries), encoder=encoder,
+                                embedder=encoder.embedder, progress=progress)
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"Cranfield · {report['docs']} documents · {report['queries']} queries · {report['encoder']}")
+    for column in ("method", "nDCG@10", "R@100", "query p50 ms", "query p95 ms"):
+        table.add_column(column, justify="right" if column != "method" else "left")
+    for method, values in report["methods"].items():
+        table.add_row(method, f"{values['nDCG@10']:.4f}", f"{values['R@100']:.4f}",
+                      str(values["query_ms"].get("p50")), str(values["query_ms"].get("p95")))
+    console.print(table)
+    console.print(f"fast path scores {report['fast_path_candidates']} pages exactly (of {report['docs']}); "
+                  f"{report['token_vectors']} token vectors")
+
+
 @command()
 def quickstart() -> None:
     """Import the bundled sample conversation and run a few searches."""
@@ -699,6 +745,15 @@ def context_search(
             render.print_memories(console, result[category], title=category.removesuffix("_matches").replace("_", " "),
                                   compact=True)
     console.print(f"{result['total_matches']} matches", highlight=False)
+
+
+# `memlane docs` lives in cli_docs, which imports the helpers above from memlane.cli; under
+# `python -m memlane.cli` this module is __main__, so name it memlane.cli too (one module, one _state).
+sys.modules.setdefault("memlane.cli", sys.modules[__name__])
+from memlane.cli_docs import docs_app  # noqa: E402
+
+
+app.add_typer(docs_app, name="docs")
 
 
 def main() -> None:

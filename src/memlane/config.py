@@ -143,6 +143,26 @@ class GraphConfig(BaseModel):
     max_relations: int = Field(20, ge=1, le=1000)
 
 
+class DocumentsConfig(BaseModel):
+    """Document collections (``memlane.Documents``): the multi-vector encoder, page splitting, limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the multi-vector encoder (``memlane.documents.encoders.EncoderConfig``; default: local token vectors)
+    encoder: dict[str, Any] = Field(default_factory=lambda: {"provider": "local"})
+    #: text, Markdown and long PDF text are split into pages of about this many characters
+    #: (the local model reads 256 word pieces, about 1,000 characters of English)
+    page_chars: int = Field(1000, ge=100, le=100_000)
+    #: score every allowed page exactly instead of the fast path (candidates, then exact MaxSim)
+    exact_search: bool = False
+    max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
+    max_text_chars: int = Field(5_000_000, ge=1)
+    max_pages: int = Field(5_000, ge=1)
+    max_query_chars: int = Field(4_096, ge=1)
+    max_top_k: int = Field(1_000, ge=1)
+    max_metadata_bytes: int = Field(65_536, ge=2)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -164,6 +184,7 @@ class MemoryConfig(BaseModel):
     history_db_path: Optional[str] = None
     version: str = "v1.1"
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
     query_cache_size: int = Field(1024, ge=0)
 
 

@@ -53,3 +53,7 @@ class EmbeddingError(MemlaneError):
 
 class StoreError(MemlaneError):
     """The storage backend failed in a way the caller cannot fix by changing input."""
+
+
+class UnsupportedInputError(InvalidInputError):
+    """The configured provider cannot take this kind of input (e.g. an image for a text-only encoder)."""

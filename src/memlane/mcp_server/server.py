@@ -1,4 +1,4 @@
-"""memlane's MCP server (official ``mcp`` SDK): memory and agent-context tools for agents.
+"""memlane's MCP server (official ``mcp`` SDK): memory, agent-context and document-search tools for agents.
 
 ``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says which
 ``Memory`` a call acts on. Over stdio (``memlane mcp``) that is the local
@@ -114,6 +114,23 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         return _call(lambda: tools.search_memories(
             caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
             threshold=threshold, keyword_search=keyword_search, rerank=rerank, filter_memories=filter_memories))
+
+    @server.tool(annotations=read_only)
+    def search_documents(
+        ctx: Context,
+        query: Annotated[str, Field(description="what to look for in the document collections")],
+        collection_name: Annotated[str, Field(description="a collection's name, or 'all' for every one")] = "all",
+        top_k: Limit = 3,
+        query_filter: Annotated[Optional[dict[str, Any]], Field(
+            description='metadata lookup: {"on": "document" | "collection", "key": "year", "value": 2024, '
+                        '"lookup": "key_lookup" | "contains" | "contained_by" | "has_key" | "has_keys" | '
+                        '"has_any_keys"}')] = None,
+    ) -> dict[str, Any]:
+        """Find the document pages most related to a query (late-interaction MaxSim), best first, with
+        their text, page number, document and collection, raw_score and normalized_score (0..1)."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.search_documents(caller, query, collection_name=collection_name, top_k=top_k,
+                                                    query_filter=query_filter))
 
     @server.tool(annotations=read_only)
     def get_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:

@@ -304,4 +304,32 @@ def search_memory_with_context(caller: Caller, conversation: Any, *, system_prom
 
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
                              "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
-                             "search_memory_with_context")
+                             "search_memory_with_context", "search_documents")
+
+
+# -- document collections --------------------------------------------------------
+
+
+def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all", top_k: Any = 3,
+                     query_filter: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``Documents.search`` of the caller's store: pages by late-interaction (MaxSim) similarity."""
+    from memlane.documents import Documents
+    from memlane.documents.errors import DocumentsNotFoundError
+
+    if not isinstance(query, str) or not query.strip():
+        raise ToolFailure("query must be a non-empty string")
+    if not isinstance(collection_name, str) or not collection_name:
+        raise ToolFailure("collection_name must be a collection's name, or 'all'")
+    warnings: list[str] = []
+    documents = Documents.for_memory(caller.memory)
+    top_k = coerce_limit(top_k, 3, documents.settings.max_top_k, warnings, name="top_k")
+
+    def search() -> dict[str, Any]:
+        try:
+            return documents.search(query, collection_name=collection_name, top_k=top_k, query_filter=query_filter)
+        except DocumentsNotFoundError as exc:  # the caller's mistake, not a server fault
+            raise ToolFailure(str(exc)) from None
+
+    found = run(search)
+    return {**found, "count": len(found["results"]), "warnings": warnings}
+

@@ -211,6 +211,52 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memlane_graph_relations_source ON memlane_graph_relations (tenant, source_id)",
         "CREATE INDEX memlane_graph_relations_destination ON memlane_graph_relations (tenant, destination_id)",
     ],
+    # documents: collections, documents and pages with their late-interaction token vectors
+    # (float16 in bytea, memlane.documents; MaxSim runs in the process over an in-memory index,
+    # so a halfvec[] per page would only be converted back). doc_state counts writes per tenant,
+    # so a process sees when another one changed the pages it holds in memory.
+    [
+        f"""CREATE TABLE memlane_doc_collections (
+            tenant text {_C} NOT NULL,
+            id text {_C} NOT NULL,
+            name text {_C} NOT NULL,
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, name)
+        )""",
+        f"""CREATE TABLE memlane_doc_documents (
+            tenant text {_C} NOT NULL,
+            id text {_C} NOT NULL,
+            collection_id text {_C} NOT NULL,
+            name text {_C} NOT NULL,
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            source text,
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, collection_id, name),
+            FOREIGN KEY (tenant, collection_id) REFERENCES memlane_doc_collections (tenant, id) ON DELETE CASCADE
+        )""",
+        f"""CREATE TABLE memlane_doc_pages (
+            tenant text {_C} NOT NULL,
+            id text {_C} NOT NULL,
+            document_id text {_C} NOT NULL,
+            page_number integer NOT NULL,
+            text text NOT NULL DEFAULT '',
+            image bytea,
+            encoder text NOT NULL,
+            dims integer NOT NULL,
+            n_tokens integer NOT NULL,
+            vectors bytea NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, document_id, page_number),
+            FOREIGN KEY (tenant, document_id) REFERENCES memlane_doc_documents (tenant, id) ON DELETE CASCADE
+        )""",
+        "CREATE INDEX memlane_doc_documents_metadata ON memlane_doc_documents USING gin (metadata)",
+        f"CREATE TABLE memlane_doc_state (tenant text {_C} PRIMARY KEY, version bigint NOT NULL)",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

@@ -156,6 +156,49 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX graph_relations_source ON graph_relations(source_id)",
         "CREATE INDEX graph_relations_destination ON graph_relations(destination_id)",
     ],
+    # documents: collections, documents and pages with their late-interaction token vectors
+    # (float16 blobs, memlane.documents). A tenant column like the PostgreSQL tables, so one
+    # file can hold several tenants' collections; doc_state counts writes per tenant, so a
+    # process sees when another one changed the pages it holds in memory.
+    [
+        """CREATE TABLE doc_collections (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, name)
+        )""",
+        """CREATE TABLE doc_documents (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            collection_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            source TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, collection_id, name)
+        )""",
+        """CREATE TABLE doc_pages (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            document_id TEXT NOT NULL,
+            page_number INTEGER NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            image BLOB,
+            encoder TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            n_tokens INTEGER NOT NULL,
+            vectors BLOB NOT NULL,
+            PRIMARY KEY (tenant, id),
+            UNIQUE (tenant, document_id, page_number)
+        )""",
+        "CREATE TABLE doc_state (tenant TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

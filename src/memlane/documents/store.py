@@ -1,0 +1,80 @@
+"""The document store seam: what ``Documents`` needs from a backend (SQLite or PostgreSQL).
+
+Both backends keep the same three tables (collections, documents, pages with their
+token vectors as float16 bytes) under a tenant column, compile ``query_filter`` with
+the filter language's compilers, and count their writes per tenant (``version``), so
+the in-memory page index of a process notices another process's writes. Every write is
+one transaction. ``tests/test_documents_conformance.py`` runs the same tests on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from memlane.documents.models import CollectionRecord, DocumentRecord, PageHit, PageRecord, PageWrite, UpsertResult
+from memlane.filters import Node
+
+#: the columns every backend reads for a document (joined with its collection)
+DOCUMENT_COLUMNS = ("d.id, d.collection_id, c.name, d.name, d.metadata, d.source, d.created_at, d.updated_at,"
+                    " (SELECT count(*) FROM {pages} p WHERE p.tenant = d.tenant AND p.document_id = d.id)")
+COLLECTION_COLUMNS = ("c.id, c.name, c.metadata, c.created_at, c.updated_at,"
+                      " (SELECT count(*) FROM {documents} d WHERE d.tenant = c.tenant AND d.collection_id = c.id)")
+#: a page hit: page, document and collection columns
+HIT_COLUMNS = ("p.id, p.document_id, p.page_number, p.text, p.image,"
+               " d.id, d.collection_id, c.name, d.name, d.metadata, d.source, d.created_at, d.updated_at,"
+               " c.id, c.name, c.metadata, c.created_at, c.updated_at")
+
+
+class DocumentStore(Protocol):
+    tenant: str
+
+    def create_collection(self, name: str, metadata: dict[str, Any]) -> CollectionRecord:
+        """``DuplicateNameError`` when the tenant has a collection of that name."""
+
+    def collection(self, name: str) -> CollectionRecord | None: ...
+
+    def collections(self, where: Node) -> list[CollectionRecord]:
+        """Collections whose metadata matches ``where`` (targets: collection), by name."""
+
+    def update_collection(self, name: str, *, new_name: str | None, metadata: dict[str, Any] | None) -> CollectionRecord: ...
+
+    def delete_collection(self, name: str) -> list[str]:
+        """Delete the collection, its documents and pages; returns the deleted page ids."""
+
+    def upsert_document(self, collection_name: str, name: str, metadata: dict[str, Any], source: str | None,
+                        pages: Sequence[PageWrite], encoder: str, dims: int) -> UpsertResult:
+        """Create the document, or replace the pages and metadata of the one of that name."""
+
+    def document(self, collection_name: str, name: str) -> DocumentRecord | None: ...
+
+    def documents(self, collection_name: str | None, where: Node, limit: int) -> list[DocumentRecord]:
+        """Documents (of one collection, or all) matching ``where`` (targets: document, collection)."""
+
+    def update_document(self, collection_name: str, name: str, *, new_name: str | None,
+                        metadata: dict[str, Any] | None) -> DocumentRecord: ...
+
+    def delete_document(self, collection_name: str, name: str) -> list[str]:
+        """Delete the document and its pages; returns the deleted page ids."""
+
+    def pages(self, document_id: str) -> list[PageRecord]: ...
+
+    def page_ids(self, collection_name: str | None, where: Node) -> list[str]:
+        """Ids of the pages a search may return (collection and ``query_filter`` applied)."""
+
+    def iter_vectors(self, encoder: str, batch_size: int = 500) -> Iterator[list[tuple[str, int, bytes]]]:
+        """Every page of the tenant encoded by ``encoder``: (page id, number of token vectors, float16 bytes)."""
+
+    def page_ids_of_encoder(self, encoder: str) -> list[str]:
+        """Ids of every page of the tenant encoded by ``encoder`` (the index catches up by them)."""
+
+    def vectors(self, page_ids: Sequence[str]) -> list[tuple[str, int, bytes]]:
+        """(page id, number of token vectors, float16 bytes) of the given pages that exist."""
+
+    def encoders(self) -> dict[str, int]:
+        """The encoders that encoded the tenant's pages, with their page counts."""
+
+    def hits(self, page_ids: Sequence[str]) -> dict[str, PageHit]: ...
+
+    def version(self) -> int:
+        """How many writes the tenant's documents have seen (0: none)."""

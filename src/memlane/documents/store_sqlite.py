@@ -1,0 +1,41 @@
+"""Documents in the embedded store's SQLite file (the same file, connections and write lock as the memories)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from memlane.documents.store_sql import SqlDocumentStore
+from memlane.store.sqlite import SQLiteStore
+from memlane.store.sqlite_filters import SqliteFilterCompiler
+
+T = TypeVar("T")
+
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class SQLiteDocumentStore(SqlDocumentStore):
+    TABLES = {"collections": "doc_collections", "documents": "doc_documents", "pages": "doc_pages",
+              "state": "doc_state"}
+    PLACEHOLDER = "?"
+
+    def __init__(self, store: SQLiteStore, tenant: str = "default"):
+        super().__init__(tenant, SqliteFilterCompiler(columns={}, documents={"document": "d.metadata",
+                                                                             "collection": "c.metadata"}))
+        self.store = store
+
+    def _run(self, work: Callable[[Any], T], *, write: bool) -> T:
+        # BEGIN IMMEDIATE (the store's write lock) for writes; one read snapshot for reads
+        with (self.store._write() if write else self.store._snapshot()) as con:
+            return work(con)
+
+    def _json_in(self, value: dict[str, Any]) -> str:
+        return _encode(value)
+
+    def _json_out(self, value: Any) -> dict[str, Any]:
+        return json.loads(value)
+
+    def _in(self, column: str, values: Sequence[Any], params: list[Any]) -> str:
+        params.extend(values)
+        return f"{column} IN ({','.join('?' * len(values))})"
