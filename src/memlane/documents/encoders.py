@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from memlane.embeddings.base import unit_rows
 from memlane.errors import ConfigError, EmbeddingError, UnsupportedInputError
 
 Task = Literal["query", "document", "image"]
@@ -54,21 +55,7 @@ class MultiVectorEncoder(Protocol):
 
 def unit_token_rows(raw: Any, dims: int | None, provider: str) -> np.ndarray:
     """Check one item's token vectors from a provider and return them as L2-normalised float32 rows."""
-    try:
-        matrix = np.asarray(raw, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise EmbeddingError(f"encoder {provider} returned token vectors that are not a matrix of numbers: "
-                             f"{str(exc)[:200]}") from None
-    if matrix.ndim != 2 or matrix.shape[0] == 0:
-        raise EmbeddingError(f"encoder {provider} returned shape {matrix.shape}; expected (n_tokens >= 1, dims)")
-    if dims is not None and matrix.shape[1] != dims:
-        raise EmbeddingError(f"encoder {provider} returned {matrix.shape[1]}-dim vectors; configured dims is {dims}")
-    if not np.isfinite(matrix).all():
-        raise EmbeddingError(f"encoder {provider} returned NaN or infinite values")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise EmbeddingError(f"encoder {provider} returned an all-zero token vector")
-    return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+    return unit_rows(raw, None, dims, provider, source="encoder")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,15 +100,21 @@ class EncoderConfig(BaseModel):
         return self
 
 
+def encoder_config(config: EncoderConfig | dict | None = None) -> EncoderConfig:
+    """``config`` validated (default: the offline local encoder); a bad one is a ``ConfigError``."""
+    if config is None:
+        return EncoderConfig()
+    if isinstance(config, EncoderConfig):
+        return config
+    try:
+        return EncoderConfig.model_validate(config)
+    except ValueError as exc:
+        raise ConfigError(f"documents.encoder: {exc}") from None
+
+
 def create_encoder(config: EncoderConfig | dict | None = None) -> MultiVectorEncoder:
     """The encoder a configuration names (default: the offline local one)."""
-    if config is None:
-        config = EncoderConfig()
-    elif isinstance(config, dict):
-        try:
-            config = EncoderConfig.model_validate(config)
-        except ValueError as exc:
-            raise ConfigError(f"documents.encoder: {exc}") from None
+    config = encoder_config(config)
     return PROVIDERS[config.provider](config)
 
 
@@ -170,28 +163,26 @@ class LocalTokenEncoder:
         self.batch_size = batch_size
 
     @classmethod
-    def from_config(cls, config: EncoderConfig) -> "LocalTokenEncoder":
+    def from_config(cls, config: EncoderConfig, embedder: Any = None) -> "LocalTokenEncoder":
+        """``embedder``: an already loaded ``LocalEmbedder`` of the same model to share (one model copy)."""
         from memlane.embeddings.local import LocalEmbedder
 
-        return cls(LocalEmbedder(config.model, device=config.device, batch_size=config.batch_size),
+        if embedder is None:
+            embedder = LocalEmbedder(config.model, device=config.device, batch_size=config.batch_size)
+        return cls(embedder,
                    skip_punctuation=config.skip_punctuation, global_vector=config.global_vector,
                    query_global_weight=config.query_global_weight, batch_size=config.batch_size)
 
     def token_outputs(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         """The model's per-text outputs (token vectors, attention mask, input ids, sentence vector),
         from one forward pass on the shared model copy."""
-        model, lock = self.embedder._model()
-        with lock:
-            self.embedder._set_threads()
-            return model.encode(list(texts), batch_size=self.batch_size, output_value=None,
-                                normalize_embeddings=True, show_progress_bar=False)
+        return self.embedder.model_outputs(texts, batch_size=self.batch_size)
 
     def _encode(self, texts: Sequence[str], global_copies: int) -> list[np.ndarray]:
         texts = list(texts)
         if not texts:
             return []
-        model, _ = self.embedder._model()
-        tokenizer = model.tokenizer
+        tokenizer = self.embedder.tokenizer
         special = set(tokenizer.all_special_ids)
         result = []
         for text, out in zip(texts, self.token_outputs(texts)):

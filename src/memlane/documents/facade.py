@@ -33,7 +33,7 @@ import numpy as np
 from memlane import config as config_mod
 from memlane.documents import ingest
 from memlane.documents import query_filter as qf
-from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder
+from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError
 from memlane.documents.late_interaction import PageIndex, from_half, to_half
 from memlane.documents.models import (
@@ -85,15 +85,14 @@ def document_store(store: Any, tenant: str = "default") -> DocumentStore:
 
 def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None) -> MultiVectorEncoder:
     """The configured encoder; the local one reuses the memory's loaded local model when it is the same model."""
-    spec = dict(settings.encoder)
-    if memory is not None and spec.get("provider", "local") == "local" and not spec.get("model"):
+    spec = encoder_config(dict(settings.encoder))
+    if memory is not None and spec.provider == "local" and not spec.model:
         from memlane.embeddings.local import LocalEmbedder, default_model_dir
 
         embedder = getattr(memory.embeddings, "embedder", None)
         embedder = getattr(embedder, "inner", embedder)
         if isinstance(embedder, LocalEmbedder) and embedder.path == default_model_dir():
-            return LocalTokenEncoder(embedder, skip_punctuation=spec.get("skip_punctuation", True),
-                                     batch_size=spec.get("batch_size", 8))
+            return LocalTokenEncoder.from_config(spec, embedder)
     return create_encoder(spec)
 
 

@@ -130,14 +130,24 @@ class LocalEmbedder:
             return model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                 convert_to_numpy=True, show_progress_bar=False)
 
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
-        """Sentence vectors and each text's contextual token vectors (without [CLS]/[SEP]),
-        from one forward pass."""
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer (token ids of ``model_outputs``)."""
+        return self._model()[0].tokenizer
+
+    def model_outputs(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[dict[str, Any]]:
+        """The model's raw per-text outputs from one forward pass: ``token_embeddings``,
+        ``attention_mask``, ``input_ids`` and the normalised ``sentence_embedding`` (torch tensors)."""
         model, lock = self._model()
         with lock:
             self._set_threads()
-            outputs = model.encode(list(texts), batch_size=self.batch_size, output_value=None,
-                                   normalize_embeddings=True, show_progress_bar=False)
+            return model.encode(list(texts), batch_size=batch_size or self.batch_size, output_value=None,
+                                normalize_embeddings=True, show_progress_bar=False)
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
+        """Sentence vectors and each text's contextual token vectors (without [CLS]/[SEP]),
+        from one forward pass."""
+        outputs = self.model_outputs(texts)
         sentences, tokens = [], []
         for out in outputs:
             sentences.append(out["sentence_embedding"].float().cpu().numpy())

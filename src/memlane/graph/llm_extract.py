@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from memlane.graph.extract import GraphExtractionFailed
 from memlane.graph.prompts import RELATION_EXTRACTION
 from memlane.graph_models import USER, Triple
-from memlane.llms import LLM, LLMError
-from memlane.llms.parsing import LLMOutputError, parse_json_answer
+from memlane.llms import LLM
+from memlane.llms.parsing import LLMOutputError, ask_json
 from memlane.models import Message
 
 _FIRST_PERSON = {"user", "i", "me", "myself", "我", "用户", "使用者"}
@@ -65,17 +65,5 @@ class LLMExtractor:
             return []
         request = [{"role": "system", "content": RELATION_EXTRACTION},
                    {"role": "user", "content": f"Conversation:\n{transcript}"}]
-        try:
-            raw = self.llm.chat(request)
-        except LLMError as exc:
-            raise GraphExtractionFailed(str(exc)) from exc
-        try:
-            return normalize_relations(parse_json_answer(raw))
-        except LLMOutputError as first:
-            repair = [*request, {"role": "assistant", "content": raw or ""},
-                      {"role": "user", "content": _REPAIR.format(problem=first)}]
-            try:
-                return normalize_relations(parse_json_answer(self.llm.chat(repair)))
-            except (LLMError, LLMOutputError) as second:
-                raise GraphExtractionFailed(f"the model's relations could not be used ({first}); "
-                                            f"after one repair attempt: {second}") from second
+        return ask_json(self.llm, request, normalize_relations, repair=_REPAIR, failure=GraphExtractionFailed,
+                        what="relations")

@@ -16,7 +16,7 @@ from memlane.ingest import offline_extract, prompts
 from memlane.ingest.offline import OfflineEngine
 from memlane.ingest.types import Candidates, Decision, Fact, FormationFailed
 from memlane.llms import LLM, LLMError, create_llm
-from memlane.llms.parsing import LLMOutputError, parse_json_answer
+from memlane.llms.parsing import LLMOutputError, ask_json
 from memlane.models import MEMORY_TYPES, Message
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
@@ -81,20 +81,7 @@ class LLMEngine:
 
     def _ask(self, messages: list[dict[str, str]], normalize: Any) -> Any:
         """One call; if the answer cannot be used, one repair call; then FormationFailed."""
-        try:
-            raw = self.llm.chat(messages)
-        except LLMError as exc:
-            raise FormationFailed(str(exc)) from exc
-        try:
-            return normalize(parse_json_answer(raw))
-        except LLMOutputError as first:
-            repair = [*messages, {"role": "assistant", "content": raw or ""},
-                      {"role": "user", "content": prompts.REPAIR.format(problem=first)}]
-            try:
-                return normalize(parse_json_answer(self.llm.chat(repair)))
-            except (LLMError, LLMOutputError) as second:
-                raise FormationFailed(f"the model's answer could not be used ({first}); "
-                                      f"after one repair attempt: {second}") from second
+        return ask_json(self.llm, messages, normalize, repair=prompts.REPAIR, failure=FormationFailed)
 
     def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
         speaker = "assistant (the agent)" if agent_facts else "user"

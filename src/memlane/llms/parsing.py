@@ -12,9 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from memlane.errors import MemlaneError
+from memlane.llms.base import LLMError
 
 
 class LLMOutputError(MemlaneError):
@@ -177,3 +179,25 @@ def _python_words(segment: str) -> str:
             word = []
         out.append(ch)
     return "".join(out)[:-1]
+
+
+def ask_json(llm: Any, messages: list[dict[str, str]], normalize: Callable[[Any], Any], *, repair: str,
+             failure: Callable[[str], Exception], what: str = "answer") -> Any:
+    """One chat call whose JSON answer ``normalize`` turns into the caller's shape; if the answer
+    cannot be used (``LLMOutputError``), one repair call quoting the problem (``repair`` has a
+    ``{problem}`` field). A failed call, or an answer still unusable after the repair, raises
+    ``failure(message)``: the caller's own typed error, which its stage reports."""
+    try:
+        raw = llm.chat(messages)
+    except LLMError as exc:
+        raise failure(str(exc)) from exc
+    try:
+        return normalize(parse_json_answer(raw))
+    except LLMOutputError as first:
+        retry = [*messages, {"role": "assistant", "content": raw or ""},
+                 {"role": "user", "content": repair.format(problem=first)}]
+        try:
+            return normalize(parse_json_answer(llm.chat(retry)))
+        except (LLMError, LLMOutputError) as second:
+            raise failure(f"the model's {what} could not be used ({first}); "
+                          f"after one repair attempt: {second}") from second
