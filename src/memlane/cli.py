@@ -3,73 +3,28 @@
 from __future__ import annotations
 
 import copy
-import functools
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memlane import render, scope, transfer
+from memlane.cli_base import (AgentOpt, FiltersOpt, JsonOpt, RunOpt, UserOpt, _json_arg, _memory, _print_json,
+                              _progress, _state, app, command, console, errors)
+from memlane.cli_context import context_app
+from memlane.cli_docs import docs_app
 from memlane.config import HOME_ENV
 from memlane.errors import MemlaneError
 from memlane.filters import MATCH_ALL
 from memlane.memory import Memory
 
-app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
-                  no_args_is_help=True, add_completion=False)
-console = Console()
-errors = Console(stderr=True)
-
-_state: dict[str, Any] = {"config": None}
-
-UserOpt = typer.Option(None, "--user", "-u", help="user_id scope")
-AgentOpt = typer.Option(None, "--agent", "-a", help="agent_id scope")
-RunOpt = typer.Option(None, "--run", "-r", help="run_id scope")
-FiltersOpt = typer.Option(None, "--filters", "-f", help='filter as JSON, e.g. \'{"category": "food"}\'')
-JsonOpt = typer.Option(False, "--json", help="print JSON instead of a table")
-
-
-def command(*args: Any, on: typer.Typer | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a command (on ``app``, or the sub-app ``on``) whose memlane errors become a
-    one-line message and exit status 1."""
-
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fn)
-        def run(*a: Any, **k: Any) -> Any:
-            try:
-                return fn(*a, **k)
-            except MemlaneError as exc:
-                errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-                raise typer.Exit(1) from None
-
-        return (on or app).command(*args, **kwargs)(run)
-
-    return register
-
-
-def _json_arg(value: str | None, name: str) -> Any:
-    if value is None:
-        return None
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint=name) from None
-
-
-def _memory() -> Memory:
-    return Memory(_state["config"])
-
-
-def _print_json(value: Any) -> None:
-    sys.stdout.write(render.as_json(value) + "\n")
+app.add_typer(context_app, name="context")
+app.add_typer(docs_app, name="docs")
 
 
 @app.callback()
@@ -232,11 +187,6 @@ def history(memory_id: str, as_json: bool = JsonOpt) -> None:
         console.print(render.history_table(events, memory_id))
     else:
         console.print(f"[dim]no history for {memory_id}[/dim]")
-
-
-def _progress() -> Progress:
-    return Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), console=errors, transient=False)
 
 
 @command("import")
@@ -682,78 +632,6 @@ def _store_location(settings: Any) -> str:
         return Tenants.describe(settings.config, settings.home)
     except MemlaneError as exc:
         return f"[red]{escape(str(exc))}[/red]"
-
-
-# -- agent context (docs/context.md) ---------------------------------------------------------------
-
-context_app = typer.Typer(help="Agent context: should a conversation search memory, and what does it find.",
-                          no_args_is_help=True)
-app.add_typer(context_app, name="context")
-
-ConversationArg = typer.Argument(None, help="the conversation as text (one user message); or use --file")
-ConversationFileOpt = typer.Option(None, "--file", "-F", help="a JSON list of {role, content} messages ('-': stdin)",
-                                   allow_dash=True, dir_okay=False)
-SystemOpt = typer.Option("", "--system", "-s", help="the agent's system prompt")
-
-
-def _conversation(text: Optional[str], path: Optional[Path]) -> Any:
-    """The conversation from the argument or from a JSON file of messages (``Memory`` validates it)."""
-    if (text is None) == (path is None):
-        raise typer.BadParameter("give the conversation as text or with --file, not both", param_hint="CONVERSATION")
-    if path is None:
-        return text
-    raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    return _json_arg(raw, "--file")
-
-
-@command("should-search", on=context_app)
-def context_should_search(
-    conversation: Optional[str] = ConversationArg, file: Optional[Path] = ConversationFileOpt,
-    system: str = SystemOpt, as_json: bool = JsonOpt,
-) -> None:
-    """Whether the conversation needs a memory search, with the score of each signal."""
-    with _memory() as memory:
-        decision = memory.should_search_memory(_conversation(conversation, file), system, explain=True)
-    if as_json:
-        _print_json(decision.model_dump())
-        return
-    verdict = "[green]search[/green]" if decision.should_search else "[yellow]no search[/yellow]"
-    console.print(f"{verdict}  score {decision.score:g} (threshold {decision.threshold:g})", highlight=False)
-    for signal in decision.signals:
-        if signal.hits or signal.system_prompt_hits:
-            hits = ", ".join(signal.hits + [f"{h} (system)" for h in signal.system_prompt_hits])
-            console.print(f"  {signal.signal}: {signal.points:g}  [dim]{escape(hits)}[/dim]", highlight=False)
-
-
-@command("search", on=context_app)
-def context_search(
-    conversation: Optional[str] = ConversationArg, file: Optional[Path] = ConversationFileOpt,
-    system: str = SystemOpt, user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt,
-    max_results: int = typer.Option(10, "--max-results", "-n", help="matches per category"),
-    as_json: bool = JsonOpt,
-) -> None:
-    """The memories a conversation calls for, grouped as agent/user x profile/event."""
-    with _memory() as memory:
-        result = memory.search_memory_with_context(_conversation(conversation, file), system, user_id=user,
-                                                   agent_id=agent, max_results=max_results)
-    if as_json:
-        _print_json(result)
-        return
-    console.print(f"search terms: {escape(', '.join(result['search_terms'])) or '(none)'}", highlight=False)
-    for category in ("agent_profile_matches", "agent_event_matches", "user_profile_matches", "user_event_matches"):
-        if result[category]:
-            render.print_memories(console, result[category], title=category.removesuffix("_matches").replace("_", " "),
-                                  compact=True)
-    console.print(f"{result['total_matches']} matches", highlight=False)
-
-
-# `memlane docs` lives in cli_docs, which imports the helpers above from memlane.cli; under
-# `python -m memlane.cli` this module is __main__, so name it memlane.cli too (one module, one _state).
-sys.modules.setdefault("memlane.cli", sys.modules[__name__])
-from memlane.cli_docs import docs_app  # noqa: E402
-
-
-app.add_typer(docs_app, name="docs")
 
 
 def main() -> None:

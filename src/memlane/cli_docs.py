@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from memlane.cli import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
+from memlane.cli_base import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
 from memlane.documents import Documents
 from memlane.documents.errors import CollectionNotFoundError
 
