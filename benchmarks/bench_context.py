@@ -39,11 +39,8 @@ from memlane.models import MemoryRecord  # noqa: E402
 from memlane.retrieval import context  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
+from common import sentence, summary, write_report  # noqa: E402
 
-SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
-            "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
-PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
-PEOPLE = ["sister", "brother", "wife", "husband", "daughter", "son", "friend", "cousin", "manager", "neighbour"]
 TEMPLATES = [
     "Spent the weekend {s} with their {p} near {l}",
     "Their {p} thinks {s} is the best way to relax",
@@ -59,19 +56,6 @@ TURNS = [
 ]
 
 
-def _fill(text: str, rng: random.Random) -> str:
-    return text.format(s=rng.choice(SUBJECTS), p=rng.choice(PEOPLE), l=rng.choice(PLACES))
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99)}
-
-
 def fill(memory: Memory, size: int, rng: random.Random) -> float:
     nprng = np.random.default_rng(7)
     started = time.perf_counter()
@@ -80,7 +64,7 @@ def fill(memory: Memory, size: int, rng: random.Random) -> float:
         count = min(5000, size - start)
         vectors = nprng.standard_normal((count, 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        records = [MemoryRecord(id=str(uuid.uuid4()), text=_fill(rng.choice(TEMPLATES), rng), hash="",
+        records = [MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES), hash="",
                                 created_at=now, updated_at=now, user_id="u", agent_id="tutor",
                                 memory_type="event" if i % 2 else "fact", vector=vectors[i])
                    for i in range(count)]
@@ -120,7 +104,7 @@ def main() -> None:
         report["fill_s"] = round(fill(memory, args.size, rng), 2)
         conversations = []
         for i in range(args.queries):
-            user1, assistant, user2 = (_fill(t, rng) for t in rng.choice(TURNS))
+            user1, assistant, user2 = (sentence(rng, [t]) for t in rng.choice(TURNS))
             conversations.append([{"role": "user", "content": f"{user1} (#{i})"},
                                   {"role": "assistant", "content": assistant},
                                   {"role": "user", "content": f"{user2} (#{i})"}])
@@ -157,10 +141,7 @@ def main() -> None:
         report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         pass
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

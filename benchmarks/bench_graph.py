@@ -21,7 +21,6 @@ started it by the time the vector search was done).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -44,10 +43,8 @@ from memlane.graph.resolve import normalize  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
+from common import PLACES, SUBJECTS, pct, sentence, summary, write_report  # noqa: E402
 
-SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
-            "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
-PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
 PEOPLE = ["Sarah", "Tom", "Mia", "Omar", "Lena", "Raj", "Ana", "Yuki", "Ben", "Zoe", "Ivan", "Nia"]
 ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark Labs", "Wayne Corp", "Soylent"]
 RELATIONSHIPS = ["likes", "loves", "hates", "lives_in", "works_at", "friend_of", "has", "visited"]
@@ -55,19 +52,6 @@ TEMPLATES = ["I spent the weekend {s} with {p} near {l}", "{p} thinks {s} is the
              "We booked a trip to {l} to try {s} in spring", "I have been practising {s} since moving to {l}"]
 QUERIES = ["What does {p} like to do?", "Where do I live now?", "Do I like {s}?", "Where does {p} work?",
            "When did we go to {l}?", "Who is my friend in {l}?"]
-
-
-def sentence(rng: random.Random, templates: list[str]) -> str:
-    return rng.choice(templates).format(s=rng.choice(SUBJECTS), p=rng.choice(PEOPLE), l=rng.choice(PLACES))
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99)}
 
 
 def unit(nprng: np.random.Generator, n: int) -> np.ndarray:
@@ -82,7 +66,7 @@ def fill(memory: Memory, args: argparse.Namespace, rng: random.Random) -> float:
     for start in range(0, args.size, 5000):
         count = min(5000, args.size - start)
         vectors = unit(nprng, count)
-        records = [MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES), hash="", created_at=now,
+        records = [MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES, PEOPLE), hash="", created_at=now,
                                 updated_at=now, user_id=f"user{(start + i) % args.users}", vector=vectors[i])
                    for i in range(count)]
         memory.store.apply(ChangeSet(inserts=records))
@@ -136,7 +120,7 @@ def main() -> None:
             return lookup(*arguments)
 
         graph._graph_search = counted
-        queries = [sentence(rng, QUERIES) + f" ({n})" for n in range(args.queries)]  # distinct: no cache hits
+        queries = [sentence(rng, QUERIES, PEOPLE) + f" ({n})" for n in range(args.queries)]  # distinct: no cache hits
         embed_ms = []
         for q in queries:  # embedded once, outside the timings (both Memory objects share the model)
             t0 = time.perf_counter()
@@ -180,10 +164,7 @@ def main() -> None:
         "sequential_estimate_p95_ms": round(p95["vector"] + p95["graph_lookup_alone"], 3),
         "lookups_run_in_pool_vs_inline": where_run,
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ search's own ``metadata``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -33,11 +32,8 @@ from memlane.embeddings.local import LocalEmbedder  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
+from common import pct, sentence, summary, write_report  # noqa: E402
 
-SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
-            "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
-PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
-PEOPLE = ["sister", "brother", "wife", "husband", "daughter", "son", "friend", "cousin", "manager", "neighbour"]
 TEMPLATES = [
     "I spent the weekend {s} with my {p} near {l}",
     "My {p} thinks {s} is the best way to relax",
@@ -47,19 +43,6 @@ TEMPLATES = [
 ]
 QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How often do I practise {s}?",
            "Who gave me a book about {s}?", "What did we book in {l}?"]
-
-
-def sentence(rng: random.Random, templates: list[str]) -> str:
-    return rng.choice(templates).format(s=rng.choice(SUBJECTS), p=rng.choice(PEOPLE), l=rng.choice(PLACES))
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99)}
 
 
 def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:
@@ -131,10 +114,7 @@ def main() -> None:
                                                        / pct(timings["vector"]["total_ms"], 0.95), 2),
         "rerank_added_p95_ms": round(pct(timings["full"]["excl_embedding_ms"], 0.95) - hybrid_p95, 2),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

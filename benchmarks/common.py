@@ -1,0 +1,36 @@
+"""What the memory benchmarks share: a small synthetic vocabulary of personal facts, percentiles,
+and printing/writing the JSON report."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
+            "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
+PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
+RELATIVES = ["sister", "brother", "wife", "husband", "daughter", "son", "friend", "cousin", "manager", "neighbour"]
+
+
+def sentence(rng: random.Random, templates: list[str], people: list[str] = RELATIVES) -> str:
+    """One template filled with a subject {s}, a person {p} and a place {l}."""
+    return rng.choice(templates).format(s=rng.choice(SUBJECTS), p=rng.choice(people), l=rng.choice(PLACES))
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50": pct(values, 0.5), "p95": pct(values, 0.95), "p99": pct(values, 0.99)}
+
+
+def write_report(result: dict[str, Any], out: str | Path | None) -> None:
+    """Print the report as JSON, and write it to ``out`` when given."""
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n")
