@@ -111,7 +111,8 @@ def _documents(memory: Memory) -> dict:
             "doc_search": {q: documents.search(q, top_k=3)["results"] for q in DOC_QUERIES},
             "doc_exact": {q: documents.search(q, top_k=2, collection_name="notes", exact=True)["results"]
                           for q in DOC_QUERIES},
-            "doc_filtered": documents.search("cat", top_k=5, query_filter={"on": "document", "key": "topic", "value": "markets"}),
+            "doc_filtered": documents.search("cat", top_k=5,
+                                             query_filter={"on": "document", "key": "topic", "value": "markets"}),
         }
 
 def _wide():
@@ -155,6 +156,7 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     invalid = {(r["destination"], r["invalid_reason"]) for r in after["relations"] if r.get("valid_to")}
     assert invalid == {("Paris", "contradicted"), ("jazz", "refined")}
     assert after["doc_search"]["does a cat purr?"][0]["document_name"] == "cats"
+    assert [r["document_name"] for r in after["doc_filtered"]["results"]] == ["markets"]
     assert _raw_rows(source, pg, schema) == _raw_rows(source, None, None)  # vectors and blobs byte for byte
     with psycopg.connect(pg.url, autocommit=True) as con:
         con.execute(f'SET search_path TO "{schema}", public')
@@ -265,7 +267,8 @@ def test_a_count_mismatch_fails_the_run_and_names_the_table(source, pg, embedder
 
 
 _RAW = {
-    "graph_entities": "SELECT id, name, key, user_id, agent_id, run_id, created_at, updated_at, vector FROM {p}graph_entities",
+    "graph_entities": "SELECT id, name, key, user_id, agent_id, run_id, created_at, updated_at, vector"
+                      " FROM {p}graph_entities",
     "graph_relations": "SELECT id, source_id, relationship, destination_id, user_id, agent_id, run_id, created_at,"
                        " updated_at, valid_from, valid_to, invalid_reason, superseded_by, source_message_ids, vector"
                        " FROM {p}graph_relations",
@@ -347,3 +350,7 @@ def test_documents_of_several_source_tenants_need_a_choice(source, tmp_path, pg,
     with pg_memory(pg, schema, embedder, tenant="acme") as m, Documents(memory=m) as documents:
         assert [c["name"] for c in documents.list_collections()] == ["acme-only"]
         assert documents.search("office in Oslo", top_k=1)["results"][0]["document_name"] == "plan"
+    with pytest.raises(InvalidInputError, match="earlier run copied the documents of source tenant 'acme'"):
+        migration.migrate(url(copy), pg.url, schema_name=schema, source_tenant="default", tenant="acme")
+    with pg_memory(pg, schema, embedder, tenant="acme") as m, Documents(memory=m) as documents:
+        assert [c["name"] for c in documents.list_collections()] == ["acme-only"]

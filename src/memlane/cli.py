@@ -666,7 +666,7 @@ def migrate(
                   f"HNSW index {report.index}", highlight=False)
     for table, (in_source, in_target) in report.counts.items():
         this_run = f" ({report.copied[table]} this run)" if table in report.copied else ""
-        console.print(f"  {table:14}{in_target:>10} of {in_source}{this_run}", highlight=False)
+        console.print(f"  {table:16}{in_target:>10} of {in_source}{this_run}", highlight=False)
 
 
 def _use_bundled_postgres() -> None:

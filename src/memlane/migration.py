@@ -272,6 +272,12 @@ def _check_target(con: Any, source: _Source, tenant: str, prefix: str) -> bool:
     Returns True when an earlier run of this migration has already copied something."""
     meta = dict(con.execute("SELECT key, value FROM memlane_meta WHERE tenant = %s", (tenant,)).fetchall())
     started = any(k.startswith(prefix) for k in meta)
+    copied_tenant = meta.get(prefix + "source_tenant")
+    if copied_tenant is not None and source.tenant is not None and json.loads(copied_tenant) != source.tenant:
+        raise InvalidInputError(
+            f"--source-tenant: an earlier run copied the documents of source tenant {json.loads(copied_tenant)!r} "
+            f"into tenant {tenant!r}, not {source.tenant!r}; tenants are never merged: migrate into another --tenant",
+            field="source_tenant")
     if source.embedder is not None and meta.get("embedder") is not None and (
             meta.get("embedder") != source.embedder or meta.get("dims") != str(source.dims)):
         raise EmbedderMismatchError(
@@ -290,6 +296,10 @@ def _check_target(con: Any, source: _Source, tenant: str, prefix: str) -> bool:
                 f"tenant {tenant!r} of the target already holds memories, history, messages, graph memory or "
                 "document collections that did not come "
                 "from this source; migrate into an empty tenant (--tenant NAME) so the copy can be verified")
+    if source.tenant is not None:
+        con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (tenant, key) DO NOTHING",
+                    (tenant, prefix + "source_tenant", json.dumps(source.tenant)))
     if source.embedder is not None:
         con.cursor().executemany(
             "INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
