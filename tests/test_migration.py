@@ -8,7 +8,7 @@ import sqlite3
 import psycopg
 import pytest
 
-from memlane import Memory, migration
+from memlane import Documents, Memory, migration
 from memlane.errors import EmbedderMismatchError, InvalidInputError, StoreError
 from memlane.memory import NewMemory
 from memlane.store import postgres_schema
@@ -19,6 +19,16 @@ FACTS = ["Drinks green tea every morning", "Is planning a trip to Lisbon in May"
          "Allergic to peanuts", "Her sister lives in Rome", "Runs 10 km on Saturdays", "Reads science fiction"]
 
 
+GRAPH = ["I live in Paris. I work at Acme and I like jazz.", "I moved to Berlin.", "Actually I like smooth jazz."]
+DOCS = {"cats": "Cats are small furry animals. A cat purrs when it is content and sleeps most of the day.",
+        "markets": "The stock market fell sharply on Monday as investors sold bank shares.",
+        "nets": "Neural networks learn representations from data with gradient descent."}
+DOC_QUERIES = ("does a cat purr?", "bank shares", "gradient descent training")
+DOC_TABLES = ("doc_collections", "doc_documents", "doc_pages")
+SQLITE_TABLES = ("messages", "memories", "history", "applied_keys", "memory_tokens", "graph_entities",
+                 "graph_relations", *DOC_TABLES)
+
+
 def url(path) -> str:
     return f"sqlite:///{path}"  # an absolute path gives sqlite:////abs/path, as SQLAlchemy writes it
 
@@ -26,12 +36,16 @@ def url(path) -> str:
 @pytest.fixture(scope="module")
 def source(tmp_path_factory, embedder):
     """A SQLite store with every kind of row: messages, memories with token vectors in several
-    scopes, updates, an invalidation, a deletion, and idempotency keys. Shared by the tests of
-    this module: migrating only reads it (test_source_is_opened_read_only)."""
+    scopes, updates, an invalidation, a deletion, idempotency keys, graph memory (the offline rule
+    extractor; relations refined and contradicted) and a document collection (the default local
+    token encoder). Shared by the tests of this module: migrating only reads it
+    (test_source_is_opened_read_only)."""
     path = tmp_path_factory.mktemp("migrate") / "source.db"
     config = {"vector_store": {"provider": "sqlite", "config": {"path": str(path)}},
-              "retrieval": {"store_token_vectors": True}}
+              "retrieval": {"store_token_vectors": True}, "enable_graph": True}
     with Memory(config, embedder=embedder) as memory:
+        for text in GRAPH:
+            memory.add(text, user_id="g1", infer=True)
         for i, fact in enumerate(FACTS):
             memory.add([{"role": "user", "content": fact}], user_id=f"u{i % 3}", infer=False)
         memory.insert([NewMemory(text=f"Imported note {i}", agent_id="helper", metadata={"n": i}) for i in range(25)],
@@ -40,7 +54,23 @@ def source(tmp_path_factory, embedder):
         memory.update(ids[0], "Drinks black coffee every morning now")
         memory.delete(ids[1])
         memory.store.apply(_invalidation(memory, user_id="u1"))
+        with Documents(memory=memory) as documents:
+            documents.create_collection("notes", {"team": "ml", "year": 2024})
+            documents.create_collection("finance")
+            for name, text in DOCS.items():
+                collection = "finance" if name == "markets" else "notes"
+                documents.upsert_document(name, collection, text=text, metadata={"topic": name})
+            documents.upsert_document("cats", "notes", text=DOCS["cats"] + " Kittens play.", metadata={"v": 2})
     return path
+
+
+def sqlite_memory(path, embedder) -> Memory:
+    return Memory({"vector_store": {"provider": "sqlite", "config": {"path": str(path)}}, "enable_graph": True},
+                  embedder=embedder)
+
+
+def pg_memory(pg, schema, embedder, **settings) -> Memory:
+    return Memory({**pg.config(schema, **settings), "enable_graph": True}, embedder=embedder)
 
 
 def _invalidation(memory, user_id):
@@ -67,8 +97,23 @@ def _snapshot(memory: Memory, history_ids: list[str]) -> dict:
         "keyword": [r["id"] for r in memory.search("tea cats", filters=every, keyword_search=True)["results"]],
         "tokens": {i: v.shape for i, v in memory.store.token_vectors(ids).items()},
         "keys": sorted(memory.store.known_keys([f"import:{i}" for i in range(10)])),
+        "relations": memory.get_all(user_id="g1", include_invalid=True)["relations"],
+        "graph_search": memory.search("where does the user live", user_id="g1")["relations"],
+        **_documents(memory),
     }
 
+
+def _documents(memory: Memory) -> dict:
+    with Documents(memory=memory) as documents:
+        return {
+            "collections": documents.list_collections(),
+            "documents": documents.list_documents(expand_pages=True),
+            "doc_search": {q: documents.search(q, top_k=3)["results"] for q in DOC_QUERIES},
+            "doc_exact": {q: documents.search(q, top_k=2, collection_name="notes", exact=True)["results"]
+                          for q in DOC_QUERIES},
+            "doc_filtered": documents.search("cat", top_k=5,
+                                             query_filter={"on": "document", "key": "topic", "value": "markets"}),
+        }
 
 def _wide():
     from memlane.filters import MATCH_ALL
@@ -87,26 +132,32 @@ def _history_ids(path) -> list[str]:
 def _sqlite_counts(path) -> dict[str, int]:
     con = sqlite3.connect(path)
     try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("messages", "memories", "history", "applied_keys", "memory_tokens")}
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in SQLITE_TABLES}
     finally:
         con.close()
 
 
 def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder, cli):
     schema = pg.fresh_schema()
-    with Memory({"vector_store": {"provider": "sqlite", "config": {"path": str(source)}}}, embedder=embedder) as m:
+    with sqlite_memory(source, embedder) as m:
         before = _snapshot(m, _history_ids(source))
     result = cli("migrate", "--from", url(source), "--to", pg.url, "--schema", schema, "--json")
     report = json.loads(result.stdout)
     counts = _sqlite_counts(source)
     assert report["counts"] == {t: [n, n] for t, n in counts.items()}
     assert counts["memory_tokens"] > 30 and counts["history"] > counts["memories"] > 30 and counts["applied_keys"] == 5
+    assert counts["graph_relations"] >= 5 and counts["graph_entities"] >= 5 and counts["doc_pages"] == 3
     assert report["index"] == "built after the load" and report["resumed"] is False
-    with Memory(pg.config(schema), embedder=embedder) as target:
+    assert report["source_tenant"] == "default"
+    with pg_memory(pg, schema, embedder) as target:
         after = _snapshot(target, _history_ids(source))
     for key in before:
         assert after[key] == before[key], key
+    invalid = {(r["destination"], r["invalid_reason"]) for r in after["relations"] if r.get("valid_to")}
+    assert invalid == {("Paris", "contradicted"), ("jazz", "refined")}
+    assert after["doc_search"]["does a cat purr?"][0]["document_name"] == "cats"
+    assert [r["document_name"] for r in after["doc_filtered"]["results"]] == ["markets"]
+    assert _raw_rows(source, pg, schema) == _raw_rows(source, None, None)  # vectors and blobs byte for byte
     with psycopg.connect(pg.url, autocommit=True) as con:
         con.execute(f'SET search_path TO "{schema}", public')
         assert con.execute("SELECT to_regclass(%s) IS NOT NULL", (postgres_schema.index_name(384),)).fetchone()[0]
@@ -137,9 +188,9 @@ def test_an_interrupted_migration_resumes_without_duplicates(source, pg, embedde
     assert report.resumed and report.counts == {t: (n, n) for t, n in counts.items()}
     assert report.copied["memories"] == counts["memories"] - 10 and report.copied["messages"] == 0
     assert ("memories", 10, counts["memories"]) in seen  # progress starts where the first run stopped
-    with Memory({"vector_store": {"provider": "sqlite", "config": {"path": str(source)}}}, embedder=embedder) as m:
+    with sqlite_memory(source, embedder) as m:
         before = _snapshot(m, _history_ids(source))
-    with Memory(pg.config(schema), embedder=embedder) as target:
+    with pg_memory(pg, schema, embedder) as target:
         after = _snapshot(target, _history_ids(source))
     assert after == before
 
@@ -213,3 +264,93 @@ def test_a_count_mismatch_fails_the_run_and_names_the_table(source, pg, embedder
     assert result.exit_code == 1
     assert f"memories: {counts['memories']} in the source, {counts['memories'] + 1} in the target" in output
     assert f"messages: {counts['messages']} in the source, {counts['messages'] + 1} in the target" in output
+
+
+_RAW = {
+    "graph_entities": "SELECT id, name, key, user_id, agent_id, run_id, created_at, updated_at, vector"
+                      " FROM {p}graph_entities",
+    "graph_relations": "SELECT id, source_id, relationship, destination_id, user_id, agent_id, run_id, created_at,"
+                       " updated_at, valid_from, valid_to, invalid_reason, superseded_by, source_message_ids, vector"
+                       " FROM {p}graph_relations",
+    "doc_collections": "SELECT id, name, metadata, created_at, updated_at FROM {p}doc_collections",
+    "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM {p}doc_documents",
+    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors FROM {p}doc_pages",
+}
+
+
+def _raw_rows(path, pg, schema, tenant="default") -> dict:
+    """The graph and document rows as stored (JSON decoded, blobs as bytes), from the SQLite file or
+    (``pg`` given) from the target tenant."""
+    def norm(row):
+        return tuple(json.loads(v) if isinstance(v, str) and v[:1] in "[{" else
+                     bytes(v) if isinstance(v, (bytes, memoryview)) else v for v in row)
+
+    if pg is None:
+        con = sqlite3.connect(path)
+        try:
+            return {t: sorted(map(norm, con.execute(sql.format(p="") + (" WHERE tenant = 'default'" if t in DOC_TABLES
+                                                                         else "")))) for t, sql in _RAW.items()}
+        finally:
+            con.close()
+    with psycopg.connect(pg.url, autocommit=True) as con:
+        con.execute(f'SET search_path TO "{schema}", public')
+        return {t: sorted(map(norm, con.execute(sql.format(p="memlane_") + " WHERE tenant = %s", (tenant,))))
+                for t, sql in _RAW.items()}
+
+
+@pytest.mark.parametrize("stop_in", ["graph_relations", "doc_documents", "doc_pages"])
+def test_a_migration_interrupted_in_graph_or_documents_resumes_exactly(source, pg, embedder, stop_in):
+    schema = pg.fresh_schema()
+
+    def crash(table, done, total):
+        if table == stop_in and done >= 1:  # after the first committed batch of that table
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        migration.migrate(url(source), pg.url, schema_name=schema, tenant="t", batch_size=1, progress=crash)
+    partial = _raw_rows(source, pg, schema, tenant="t")
+    assert len(partial[stop_in]) == 1
+    report = migration.migrate(url(source), pg.url, schema_name=schema, tenant="t", batch_size=2)
+    counts = _sqlite_counts(source)
+    assert report.resumed and report.counts == {t: (n, n) for t, n in counts.items()}
+    assert report.copied[stop_in] == counts[stop_in] - 1 and report.copied["memories"] == 0
+    assert _raw_rows(source, pg, schema, tenant="t") == _raw_rows(source, None, None)
+    with sqlite_memory(source, embedder) as m:
+        before = _snapshot(m, _history_ids(source))
+    with pg_memory(pg, schema, embedder, tenant="t") as target:
+        after = _snapshot(target, _history_ids(source))
+    assert after == before
+
+
+def test_a_tenant_holding_only_documents_is_refused(source, pg, embedder):
+    schema = pg.fresh_schema()
+    with Memory({**pg.config(schema, tenant="docs")}, embedder=embedder) as m, Documents(memory=m) as documents:
+        documents.create_collection("mine")
+    with pytest.raises(StoreError, match="already holds"):
+        migration.migrate(url(source), pg.url, schema_name=schema, tenant="docs")
+    with Memory({**pg.config(schema, tenant="docs")}, embedder=embedder) as m, Documents(memory=m) as documents:
+        assert [c["name"] for c in documents.list_collections()] == ["mine"]
+
+
+def test_documents_of_several_source_tenants_need_a_choice(source, tmp_path, pg, embedder):
+    copy = tmp_path / "two-tenants.db"
+    copy.write_bytes(source.read_bytes())
+    with sqlite_memory(copy, embedder) as m, Documents(memory=m, tenant="acme") as documents:
+        documents.create_collection("acme-only")
+        documents.upsert_document("plan", "acme-only", text="Acme plans to open an office in Oslo.")
+    with pytest.raises(InvalidInputError, match="several tenants \\('acme', 'default'\\)"):
+        migration.migrate(url(copy), pg.url, schema_name=pg.fresh_schema())
+    with pytest.raises(InvalidInputError, match="not 'nobody'"):
+        migration.migrate(url(copy), pg.url, schema_name=pg.fresh_schema(), source_tenant="nobody")
+    schema = pg.fresh_schema()
+    report = migration.migrate(url(copy), pg.url, schema_name=schema, source_tenant="acme", tenant="acme")
+    assert report.source_tenant == "acme"
+    assert {t: report.counts[t] for t in DOC_TABLES} == {"doc_collections": (1, 1), "doc_documents": (1, 1),
+                                                         "doc_pages": (1, 1)}
+    with pg_memory(pg, schema, embedder, tenant="acme") as m, Documents(memory=m) as documents:
+        assert [c["name"] for c in documents.list_collections()] == ["acme-only"]
+        assert documents.search("office in Oslo", top_k=1)["results"][0]["document_name"] == "plan"
+    with pytest.raises(InvalidInputError, match="earlier run copied the documents of source tenant 'acme'"):
+        migration.migrate(url(copy), pg.url, schema_name=schema, source_tenant="default", tenant="acme")
+    with pg_memory(pg, schema, embedder, tenant="acme") as m, Documents(memory=m) as documents:
+        assert [c["name"] for c in documents.list_collections()] == ["acme-only"]

@@ -590,9 +590,12 @@ def migrate(
     tenant: str = typer.Option("default", help="tenant of the target that receives the copy (must hold nothing else)"),
     schema: str = typer.Option("public", "--schema", help="PostgreSQL schema of memlane's tables"),
     batch_size: int = typer.Option(2000, min=1, help="rows per transaction (and per checkpoint)"),
+    source_tenant: Optional[str] = typer.Option(
+        None, "--source-tenant", help="tenant of the source's document tables to copy, when it holds several"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Copy a SQLite store (memories, vectors, history, messages) into PostgreSQL. Resumable; verifies counts."""
+    """Copy a SQLite store (memories, vectors, history, messages, graph, documents) into PostgreSQL.
+    Resumable; verifies counts."""
     from memlane import migration
 
     with _progress() as bar:
@@ -604,7 +607,7 @@ def migrate(
             bar.update(tasks[table], completed=done, total=total)
 
         report = migration.migrate(source, target, tenant=tenant, schema_name=schema, batch_size=batch_size,
-                                   progress=progress)
+                                   progress=progress, source_tenant=source_tenant)
     if as_json:
         _print_json(report.to_dict())
         return
@@ -613,7 +616,7 @@ def migrate(
                   f"HNSW index {report.index}", highlight=False)
     for table, (in_source, in_target) in report.counts.items():
         this_run = f" ({report.copied[table]} this run)" if table in report.copied else ""
-        console.print(f"  {table:14}{in_target:>10} of {in_source}{this_run}", highlight=False)
+        console.print(f"  {table:16}{in_target:>10} of {in_source}{this_run}", highlight=False)
 
 
 def _use_bundled_postgres() -> None:

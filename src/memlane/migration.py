@@ -2,8 +2,17 @@
 
 What moves, per table, into one tenant of the target: raw messages, memories with
 their vectors as stored (no re-embedding) and their token vectors, history events,
-and the idempotency keys of imports. The keyword index is rebuilt from the text by
-the PostgreSQL store's own analyzer (the same one the SQLite index uses).
+the idempotency keys of imports, graph memory (entities and relations with their
+validity, provenance and float32 vectors as stored), and document collections,
+documents and pages (metadata, source, text, image, float16 token vectors and the
+encoder's name, as stored). The keyword index is rebuilt from the text by the
+PostgreSQL store's own analyzer (the same one the SQLite index uses).
+
+- **Tenants.** A SQLite file is one tenant for memories and graph; its document tables
+  carry a tenant column, which is 'default' in a file used embedded (``Documents()``)
+  and in a server's file of one tenant. The documents of the one tenant present are
+  copied into the target tenant; a file holding several tenants' documents needs
+  ``source_tenant`` (``--source-tenant``) to pick one: tenants are never merged.
 
 - **Resumable.** Each table is copied in source order (rowid / id) in batches. A
   batch and the checkpoint "copied up to row N of this source" commit in one
@@ -40,29 +49,51 @@ import numpy as np
 
 from memlane import vectors
 from memlane.errors import EmbedderMismatchError, InvalidInputError, StoreError
+from memlane.graph_models import Entity, GraphChanges, Relation
 from memlane.models import MemoryRecord, MessageRecord
 from memlane.store import sqlite_schema
 
-#: Tables copied, in this order: (name, source SELECT after the checkpoint, source count).
-#: Messages first: memories name them as provenance.
-TABLES = ("messages", "memories", "history", "applied_keys")
+#: Tables copied, in this order. Messages first: memories name them as provenance; graph
+#: entities before the relations between them; collections, documents, pages (foreign keys).
+TABLES = ("messages", "memories", "history", "applied_keys", "graph_entities", "graph_relations",
+          "doc_collections", "doc_documents", "doc_pages")
+#: the document tables carry a tenant column (the others: the file is the tenant)
+DOC_TABLES = ("doc_collections", "doc_documents", "doc_pages")
 
+#: Source rows after a checkpoint, in checkpoint order; the first column is the checkpoint.
+#: The document tables are read by id (their rowids are implicit and a VACUUM could renumber them).
 _SOURCE_SQL = {
     "messages": "SELECT rowid, id, role, content, created_at, name, user_id, agent_id, run_id FROM messages"
-                " WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                " WHERE rowid > :after ORDER BY rowid LIMIT :batch",
     "memories": "SELECT m.rowid, m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id,"
                 " m.actor_id, m.role, m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by,"
                 " m.source_message_ids, m.vector, t.count, t.vectors FROM memories m"
-                " LEFT JOIN memory_tokens t ON t.rowid = m.rowid WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?",
+                " LEFT JOIN memory_tokens t ON t.rowid = m.rowid WHERE m.rowid > :after ORDER BY m.rowid LIMIT :batch",
     "history": "SELECT id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id,"
-               " run_id, reason FROM history WHERE id > ? ORDER BY id LIMIT ?",
-    "applied_keys": "SELECT key, key, created_at FROM applied_keys WHERE key > ? ORDER BY key LIMIT ?",
+               " run_id, reason FROM history WHERE id > :after ORDER BY id LIMIT :batch",
+    "applied_keys": "SELECT key, key, created_at FROM applied_keys WHERE key > :after ORDER BY key LIMIT :batch",
+    "graph_entities": "SELECT rowid, id, name, key, user_id, agent_id, run_id, created_at, updated_at, vector"
+                      " FROM graph_entities WHERE rowid > :after ORDER BY rowid LIMIT :batch",
+    "graph_relations": "SELECT rowid, id, source_id, relationship, destination_id, user_id, agent_id, run_id,"
+                       " created_at, updated_at, valid_from, valid_to, invalid_reason, superseded_by,"
+                       " source_message_ids, vector FROM graph_relations WHERE rowid > :after ORDER BY rowid"
+                       " LIMIT :batch",
+    "doc_collections": "SELECT id, name, metadata, created_at, updated_at FROM doc_collections"
+                       " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
+    "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM doc_documents"
+                     " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
+    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors FROM doc_pages"
+                 " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
 }
-_FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": ""}
+_FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": "", "graph_entities": 0, "graph_relations": 0,
+          "doc_collections": "", "doc_documents": "", "doc_pages": ""}
 
 #: Target tables counted per source table (token vectors are verified too).
 _TARGET_TABLES = {"messages": "memlane_messages", "memories": "memlane_memories", "history": "memlane_history",
-                  "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens"}
+                  "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens",
+                  "graph_entities": "memlane_graph_entities", "graph_relations": "memlane_graph_relations",
+                  "doc_collections": "memlane_doc_collections", "doc_documents": "memlane_doc_documents",
+                  "doc_pages": "memlane_doc_pages"}
 
 Progress = Callable[[str, int, int], None]
 
@@ -72,6 +103,8 @@ class MigrationReport:
     source: str
     target: str
     tenant: str
+    #: the tenant of the source's document tables copied into ``tenant`` (None: the source has no documents)
+    source_tenant: str | None
     embedder: str | None
     dims: int | None
     #: table -> (rows in the source, rows in the target tenant) after the run
@@ -111,7 +144,7 @@ def postgres_target(url: str) -> str:
 class _Source:
     """The SQLite store, read-only."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, tenant: str | None = None):
         self.path = path
         try:
             self.con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -133,12 +166,36 @@ class _Source:
         self.dims = int(meta["dims"]) if meta.get("dims") else None
         self.dtype = vectors.DTYPES[meta.get("vector_dtype", "float32")]
         self.key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+        self.tables = tables  # a store older than graph memory or documents has none of those rows
+        self.tenant = self._doc_tenant(tenant)
+
+    def _doc_tenant(self, chosen: str | None) -> str | None:
+        """The tenant of the document tables to copy: the one present (a file used embedded, or a
+        server's file of one tenant, holds only 'default'), or ``chosen`` when there are several."""
+        present = sorted({r[0] for t in DOC_TABLES if t in self.tables
+                          for r in self.con.execute(f"SELECT DISTINCT tenant FROM {t}")})
+        if chosen is not None:
+            if present and chosen not in present:
+                raise InvalidInputError(f"--source-tenant: {self.path} holds documents of tenant(s) "
+                                        f"{', '.join(map(repr, present))}, not {chosen!r}", field="source_tenant")
+            return chosen
+        if len(present) > 1:
+            raise InvalidInputError(
+                f"--source-tenant: {self.path} holds documents of several tenants ({', '.join(map(repr, present))}); "
+                "name the one to copy into the target tenant (tenants are never merged)", field="source_tenant")
+        return present[0] if present else None
 
     def count(self, table: str) -> int:
-        return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # table: one of our names
+        if table not in self.tables:
+            return 0
+        if table in DOC_TABLES:  # table: one of our names
+            return self.con.execute(f"SELECT count(*) FROM {table} WHERE tenant = ?", (self.tenant,)).fetchone()[0]
+        return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     def rows(self, table: str, after: Any, batch: int) -> list[tuple]:
-        return self.con.execute(_SOURCE_SQL[table], (after, batch)).fetchall()
+        if table not in self.tables:
+            return []
+        return self.con.execute(_SOURCE_SQL[table], {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
 
     def close(self) -> None:
         self.con.close()
@@ -159,9 +216,12 @@ def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
 
 
 def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema_name: str = "public",
-            batch_size: int = 2000, progress: Progress | None = None) -> MigrationReport:
+            batch_size: int = 2000, progress: Progress | None = None,
+            source_tenant: str | None = None) -> MigrationReport:
     """Copy the SQLite store at ``source_url`` into ``tenant`` of the PostgreSQL database at
-    ``target_url``; safe to run again after an interruption (see the module docstring)."""
+    ``target_url``; safe to run again after an interruption (see the module docstring).
+    ``source_tenant`` picks the tenant of the source's document tables when it holds several."""
+    from memlane.store import postgres_graph
     from memlane.store.postgres import PostgresDatabase, copy_history, copy_memories, copy_messages
 
     if not isinstance(tenant, str) or not 0 < len(tenant) <= 200:
@@ -170,12 +230,15 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
         raise InvalidInputError("--batch-size must be at least 1", field="batch_size")
     path = sqlite_source(source_url)
     postgres_target(target_url)
-    source = _Source(path)
+    if source_tenant is not None and (not isinstance(source_tenant, str) or not 0 < len(source_tenant) <= 200):
+        raise InvalidInputError("--source-tenant must be a non-empty string of at most 200 characters",
+                                field="source_tenant")
+    source = _Source(path, source_tenant)
     database = None
     try:
         database = PostgresDatabase(target_url, schema_name=schema_name, min_size=1, max_size=3)
         report = MigrationReport(source=str(path), target=database.location, tenant=tenant,
-                                 embedder=source.embedder, dims=source.dims)
+                                 source_tenant=source.tenant, embedder=source.embedder, dims=source.dims)
         prefix = f"migrate:{source.key}:"
         with database.pool.connection() as lock_con:
             # one migration per tenant at a time (a session lock, released when this connection is returned)
@@ -188,7 +251,7 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
                 for table in TABLES:
                     report.copied[table] = _copy_table(database, source, table, tenant, prefix, batch_size, progress,
                                                        copy_memories=copy_memories, copy_history=copy_history,
-                                                       copy_messages=copy_messages)
+                                                       copy_messages=copy_messages, copy_graph=postgres_graph.apply)
                 if index == "build":
                     database.finish_bulk_load(source.dims)
                     report.index = "built after the load"
@@ -209,6 +272,12 @@ def _check_target(con: Any, source: _Source, tenant: str, prefix: str) -> bool:
     Returns True when an earlier run of this migration has already copied something."""
     meta = dict(con.execute("SELECT key, value FROM memlane_meta WHERE tenant = %s", (tenant,)).fetchall())
     started = any(k.startswith(prefix) for k in meta)
+    copied_tenant = meta.get(prefix + "source_tenant")
+    if copied_tenant is not None and source.tenant is not None and json.loads(copied_tenant) != source.tenant:
+        raise InvalidInputError(
+            f"--source-tenant: an earlier run copied the documents of source tenant {json.loads(copied_tenant)!r} "
+            f"into tenant {tenant!r}, not {source.tenant!r}; tenants are never merged: migrate into another --tenant",
+            field="source_tenant")
     if source.embedder is not None and meta.get("embedder") is not None and (
             meta.get("embedder") != source.embedder or meta.get("dims") != str(source.dims)):
         raise EmbedderMismatchError(
@@ -219,11 +288,18 @@ def _check_target(con: Any, source: _Source, tenant: str, prefix: str) -> bool:
         holds = con.execute(
             "SELECT EXISTS (SELECT 1 FROM memlane_memories WHERE tenant = %(t)s)"
             " OR EXISTS (SELECT 1 FROM memlane_history WHERE tenant = %(t)s)"
-            " OR EXISTS (SELECT 1 FROM memlane_messages WHERE tenant = %(t)s)", {"t": tenant}).fetchone()[0]
+            " OR EXISTS (SELECT 1 FROM memlane_messages WHERE tenant = %(t)s)"
+            " OR EXISTS (SELECT 1 FROM memlane_graph_entities WHERE tenant = %(t)s)"
+            " OR EXISTS (SELECT 1 FROM memlane_doc_collections WHERE tenant = %(t)s)", {"t": tenant}).fetchone()[0]
         if holds:
             raise StoreError(
-                f"tenant {tenant!r} of the target already holds memories, history or messages that did not come "
+                f"tenant {tenant!r} of the target already holds memories, history, messages, graph memory or "
+                "document collections that did not come "
                 "from this source; migrate into an empty tenant (--tenant NAME) so the copy can be verified")
+    if source.tenant is not None:
+        con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (tenant, key) DO NOTHING",
+                    (tenant, prefix + "source_tenant", json.dumps(source.tenant)))
     if source.embedder is not None:
         con.cursor().executemany(
             "INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
@@ -264,7 +340,7 @@ def _batches(source: _Source, table: str, after: Any, batch_size: int) -> Iterat
 
 
 def _write(cur: Any, table: str, tenant: str, rows: list[tuple], source: _Source, *, copy_memories: Callable,
-           copy_history: Callable, copy_messages: Callable) -> None:
+           copy_history: Callable, copy_messages: Callable, copy_graph: Callable) -> None:
     if table == "messages":
         copy_messages(cur, tenant, [MessageRecord(*r[1:]) for r in rows])
     elif table == "memories":
@@ -273,9 +349,52 @@ def _write(cur: Any, table: str, tenant: str, rows: list[tuple], source: _Source
         copy_memories(cur, tenant, [_memory(r, source.dims, source.dtype) for r in rows])
     elif table == "history":
         copy_history(cur, tenant, (r[1:] for r in rows))
-    else:
+    elif table == "applied_keys":
         cur.executemany("INSERT INTO memlane_applied_keys (tenant, key, created_at) VALUES (%s, %s, %s)",
                         [(tenant, r[1], r[2]) for r in rows])
+    elif table in ("graph_entities", "graph_relations"):
+        copy_graph(cur, tenant, _graph_changes(table, rows))
+    else:
+        _write_documents(cur, table, tenant, rows)
+
+
+def _graph_changes(table: str, rows: list[tuple]) -> GraphChanges:
+    """Rows as the graph store writes them (vectors: the float32 blobs as stored; names of a
+    relation's ends are not stored, only their ids)."""
+    if table == "graph_entities":
+        return GraphChanges.model_construct(entities=[Entity.model_construct(
+            id=r[1], name=r[2], key=r[3], user_id=r[4], agent_id=r[5], run_id=r[6], created_at=r[7],
+            updated_at=r[8], vector=_f32(r[9])) for r in rows], relations=[], invalidations=[], confirmations=[])
+    return GraphChanges.model_construct(entities=[], relations=[Relation.model_construct(
+        id=r[1], source_id=r[2], source="", relationship=r[3], destination_id=r[4], destination="", user_id=r[5],
+        agent_id=r[6], run_id=r[7], created_at=r[8], updated_at=r[9], valid_from=r[10], valid_to=r[11],
+        invalid_reason=r[12], superseded_by=r[13], source_message_ids=json.loads(r[14]), vector=_f32(r[15]))
+        for r in rows], invalidations=[], confirmations=[])
+
+
+def _f32(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.frombuffer(blob, dtype="<f4")
+
+
+def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> None:
+    """Document rows into the target tenant (token vectors: the float16 bytes as stored), and a
+    bump of the tenant's document version so running processes reload their page index."""
+    from psycopg.types.json import Jsonb
+
+    if table == "doc_collections":
+        cur.executemany("INSERT INTO memlane_doc_collections (tenant, id, name, metadata, created_at, updated_at)"
+                        " VALUES (%s, %s, %s, %s, %s, %s)",
+                        [(tenant, r[0], r[1], Jsonb(json.loads(r[2])), r[3], r[4]) for r in rows])
+    elif table == "doc_documents":
+        cur.executemany("INSERT INTO memlane_doc_documents (tenant, id, collection_id, name, metadata, source,"
+                        " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(tenant, r[0], r[1], r[2], Jsonb(json.loads(r[3])), *r[4:]) for r in rows])
+    else:
+        cur.executemany("INSERT INTO memlane_doc_pages (tenant, id, document_id, page_number, text, image, encoder,"
+                        " dims, n_tokens, vectors) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(tenant, *r) for r in rows])
+    cur.execute("INSERT INTO memlane_doc_state (tenant, version) VALUES (%s, 1)"
+                " ON CONFLICT (tenant) DO UPDATE SET version = memlane_doc_state.version + 1", (tenant,))
 
 
 def _copied_before(database: Any, table: str, tenant: str) -> int:
