@@ -30,12 +30,14 @@ quickstart: install
 test: install
 	$(BIN)/python -m pytest -q
 
-# Every benchmark of benchmarks/ except the server load run (make bench-server); figures in benchmarks/RESULTS.md.
+# The engine benchmarks (core, retrieval, formation, graph, agent context, late interaction); the server load run is
+# make bench-server; the PostgreSQL and document-store runs are run by hand (benchmarks/README.md). Figures: benchmarks/RESULTS.md.
 bench: install
 	$(BIN)/python benchmarks/bench_core.py --sizes 10000,100000 --users 1000 --out benchmarks/last_core.json
 	$(BIN)/python benchmarks/bench_retrieval.py --size 100000 --users 1000 --out benchmarks/last_retrieval.json
 	$(BIN)/python benchmarks/bench_formation.py --scope-size 10000 --out benchmarks/last_formation.json
 	$(BIN)/python benchmarks/bench_graph.py --size 100000 --users 1000 --out benchmarks/last_graph.json
+	$(BIN)/python benchmarks/bench_context.py --size 10000 --out benchmarks/last_context.json
 	$(BIN)/python benchmarks/bench_documents.py --out benchmarks/last_documents.json
 
 bench-server: install
