@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -67,40 +67,31 @@ def decode_text(data: bytes, field: str = "file") -> str:
 
 def split_text(text: str, page_chars: int) -> list[str]:
     """Page-sized chunks of ``text`` (see the module docstring), stripped, none empty."""
-    chunks: list[str] = []
-    current = ""
-    for paragraph in re.split(r"\n\s*\n", text):
-        paragraph = paragraph.strip()
-        if not paragraph:
-            continue
-        pieces = [paragraph] if len(paragraph) <= page_chars else _split_long(paragraph, page_chars)
-        for piece in pieces:
-            if current and len(current) + 2 + len(piece) > page_chars:
-                chunks.append(current)
-                current = ""
-            current = f"{current}\n\n{piece}" if current else piece
-    if current:
-        chunks.append(current)
-    return chunks
+    paragraphs = (p.strip() for p in re.split(r"\n\s*\n", text))
+    return _pack((piece for p in paragraphs if p
+                  for piece in ([p] if len(p) <= page_chars else _split_long(p, page_chars))), page_chars, "\n\n")
 
 
 def _split_long(paragraph: str, page_chars: int) -> list[str]:
     """A paragraph longer than a page: at sentence ends, then at spaces, then hard cuts."""
+    def words() -> Iterator[str]:
+        for sentence in _SENTENCE_END.split(paragraph):
+            for word in [sentence] if len(sentence) <= page_chars else sentence.split():
+                # no space to cut at (e.g. Chinese text, a long token): cut every page_chars characters
+                yield from (word[i:i + page_chars] for i in range(0, len(word), page_chars))
+
+    return _pack(words(), page_chars, " ")
+
+
+def _pack(pieces: Iterable[str], page_chars: int, sep: str) -> list[str]:
+    """Pieces joined by ``sep`` into as few chunks of at most ``page_chars`` as their order allows."""
     out: list[str] = []
     current = ""
-    for sentence in _SENTENCE_END.split(paragraph):
-        words = [sentence] if len(sentence) <= page_chars else sentence.split()
-        for word in words:
-            while len(word) > page_chars:  # no space to cut at (e.g. Chinese text, a long token)
-                if current:
-                    out.append(current)
-                    current = ""
-                out.append(word[:page_chars])
-                word = word[page_chars:]
-            if current and len(current) + 1 + len(word) > page_chars:
-                out.append(current)
-                current = ""
-            current = f"{current} {word}" if current else word
+    for piece in pieces:
+        if current and len(current) + len(sep) + len(piece) > page_chars:
+            out.append(current)
+            current = ""
+        current = f"{current}{sep}{piece}" if current else piece
     if current:
         out.append(current)
     return out

@@ -8,6 +8,7 @@ here are the same on both. Templates are written with ``%s`` placeholders and
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -23,7 +24,7 @@ T = TypeVar("T")
 Con = Any  # a DB-API connection whose execute(sql, params) returns a cursor
 
 
-class SqlDocumentStore:
+class SqlDocumentStore(ABC):
     #: table names (the PostgreSQL dialect prefixes them with memlane_)
     TABLES: dict[str, str] = {}
     PLACEHOLDER = "%s"
@@ -36,18 +37,21 @@ class SqlDocumentStore:
 
     # -- dialect ----------------------------------------------------------------------------------
 
+    @abstractmethod
     def _run(self, work: Callable[[Con], T], *, write: bool) -> T:
-        raise NotImplementedError
+        """``work`` on a connection, in one transaction when ``write``."""
 
+    @abstractmethod
     def _json_in(self, value: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """A JSON object as the dialect stores it."""
 
+    @abstractmethod
     def _json_out(self, value: Any) -> dict[str, Any]:
-        raise NotImplementedError
+        """A stored JSON object back as a dict."""
 
+    @abstractmethod
     def _in(self, column: str, values: Sequence[Any], params: list[Any]) -> str:
         """``column`` is one of ``values``."""
-        raise NotImplementedError
 
     # -- helpers ----------------------------------------------------------------------------------
 

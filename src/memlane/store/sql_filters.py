@@ -9,6 +9,7 @@ document, and how it compiles one comparison on a column or a JSON path.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ from memlane.filters import And, Compare, Node, Not, Or
 SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
-class FilterCompiler:
+class FilterCompiler(ABC):
     """``columns`` maps filter column names to SQL expressions; ``documents`` maps lookup
     targets (e.g. ``metadata``) to the SQL expression of a JSON document column."""
 
@@ -52,8 +53,10 @@ class FilterCompiler:
         """How this dialect's ``_json`` takes a path into a document."""
         return segments
 
+    @abstractmethod
     def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
-        raise NotImplementedError
+        """One comparison on a column, its value bound in ``params``."""
 
+    @abstractmethod
     def _json(self, doc: str, path: Any, op: str, value: Any, params: list[Any]) -> str:
-        raise NotImplementedError
+        """One comparison (or JSON-document lookup) at ``path`` in the JSON document ``doc``."""
