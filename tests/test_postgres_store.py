@@ -71,6 +71,26 @@ def test_unscoped_search_uses_the_hnsw_index_and_agrees_with_exact(pg, embedder)
             assert "memlane_memories_hnsw_384" in plan
 
 
+def test_vectors_of_long_memories_stay_in_the_row(pg, embedder):
+    """pgvector's default storage moves a vector to the TOAST table once a row passes ~2 kB; an
+    exact scan of a scope would then read every vector through the TOAST index. The schema keeps
+    vectors in the row and lets the text and terms be compressed instead."""
+    schema = pg.fresh_schema()
+    words = ("the team reviewed quarterly budget forecasts for the northern region while planning a"
+             " migration of billing services to the new cluster before the holiday freeze").split()
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(120)) + f" note {i}" for i in range(20)]
+    with Memory(pg.config(schema), embedder=embedder) as memory:
+        memory.insert([NewMemory(text=t, user_id="u") for t in texts])
+        with psycopg.connect(pg.url, autocommit=True) as con:
+            con.execute(f'SET search_path TO "{schema}", public')
+            row_bytes, = con.execute("SELECT min(pg_column_size(m.*)) FROM memlane_memories m").fetchone()
+            assert row_bytes > 2100  # long enough that the default storage would have moved the vector
+            toasted_chunks, = con.execute(
+                "SELECT count(*) FROM memlane_memories m WHERE pg_column_toast_chunk_id(m.vector) IS NOT NULL").fetchone()
+            assert toasted_chunks == 0
+        assert memory.search(texts[3], user_id="u", limit=1)["results"][0]["memory"] == texts[3]
+
+
 def test_a_dropped_connection_is_retried_once(pg, embedder):
     with Memory(pg.config(min_connections=2), embedder=embedder) as memory:
         memory.add("survives a restart", user_id="u", infer=False)

@@ -257,6 +257,15 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memlane_doc_documents_metadata ON memlane_doc_documents USING gin (metadata)",
         f"CREATE TABLE memlane_doc_state (tenant text {_C} PRIMARY KEY, version bigint NOT NULL)",
     ],
+    # memory vectors stay in the row. pgvector's type defaults to EXTERNAL storage: once a row
+    # passes ~2 kB (a 384-dim vector is 1.5 kB, so a memory of a few sentences does) the vector
+    # moves to the TOAST table, and an exact scan of a scope then fetches every vector through
+    # the TOAST index. MAIN compresses or moves the other columns (text, terms, metadata) first
+    # and the vector only when the row cannot fit a page at all (e.g. 3,072 dims). Rows written
+    # before this migration keep their layout until a rewrite (VACUUM FULL, CLUSTER).
+    [
+        "ALTER TABLE memlane_memories ALTER COLUMN vector SET STORAGE MAIN",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
