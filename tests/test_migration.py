@@ -141,7 +141,8 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     schema = pg.fresh_schema()
     with sqlite_memory(source, embedder) as m:
         before = _snapshot(m, _history_ids(source))
-    result = cli("migrate", "--from", url(source), "--to", pg.url, "--schema", schema, "--json")
+    result = cli("migrate", "--from", url(source), "--to", pg.url, "--schema", schema, "--index-memory", "256MB",
+                 "--json")
     report = json.loads(result.stdout)
     counts = _sqlite_counts(source)
     assert report["counts"] == {t: [n, n] for t, n in counts.items()}
@@ -251,6 +252,16 @@ def test_source_path_forms(source):
     with pytest.raises(InvalidInputError, match="does not exist"):
         migration.sqlite_source("sqlite:///relative/missing.db")
     assert migration.postgres_target("postgres://h/db") == "postgres://h/db"
+
+
+@pytest.mark.parametrize("size", ["4 GB", "1TB", "0MB", "1GB'; SELECT 1; --", ""])
+def test_a_bad_index_memory_is_refused_before_anything_is_copied(source, pg, cli, size):
+    schema = pg.fresh_schema()
+    result = cli("migrate", "--from", url(source), "--to", pg.url, "--schema", schema, "--index-memory", size, ok=False)
+    assert result.exit_code == 1
+    assert "--index-memory must be a size such as 512MB or 4GB" in " ".join(result.output.split())
+    with psycopg.connect(pg.url, autocommit=True) as con:
+        assert not con.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
 
 
 def test_a_count_mismatch_fails_the_run_and_names_the_table(source, pg, embedder, cli):

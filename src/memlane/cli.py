@@ -592,6 +592,9 @@ def migrate(
     batch_size: int = typer.Option(2000, min=1, help="rows per transaction (and per checkpoint)"),
     source_tenant: Optional[str] = typer.Option(
         None, "--source-tenant", help="tenant of the source's document tables to copy, when it holds several"),
+    index_memory: str = typer.Option(
+        "1GB", "--index-memory", help="maintenance_work_mem of the HNSW build after the load (e.g. 4GB); "
+                                      "the build is several times faster when the whole graph fits"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Copy a SQLite store (memories, vectors, history, messages, graph, documents) into PostgreSQL.
@@ -607,7 +610,7 @@ def migrate(
             bar.update(tasks[table], completed=done, total=total)
 
         report = migration.migrate(source, target, tenant=tenant, schema_name=schema, batch_size=batch_size,
-                                   progress=progress, source_tenant=source_tenant)
+                                   progress=progress, source_tenant=source_tenant, index_memory=index_memory)
     if as_json:
         _print_json(report.to_dict())
         return
