@@ -225,7 +225,7 @@ def main() -> int:
     parser.add_argument("--ab", type=int, default=40_000, help="rows of the binary/text COPY A/B (alternate batches)")
     parser.add_argument("--maintenance-work-mem", default="2GB", help="memory of the HNSW build")
     parser.add_argument("--hnsw-m", type=int, default=16)
-    parser.add_argument("--hnsw-ef-construction", type=int, default=64)
+    parser.add_argument("--hnsw-ef-construction", type=int, default=128)
     parser.add_argument("--rebuild-index", action="store_true",
                         help="with --keep on a loaded schema: drop the HNSW index and build it again (timed) with"
                              " --hnsw-m / --hnsw-ef-construction")

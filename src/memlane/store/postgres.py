@@ -222,7 +222,7 @@ class PostgresDatabase:
 
     def __init__(self, dsn: str, *, schema_name: str = "public", min_size: int = 1, max_size: int = 10,
                  connect_timeout: float = 10.0, migrate: bool = True, check: bool = True, hnsw_m: int = 16,
-                 hnsw_ef_construction: int = 64, ef_search: int = 100, max_scan_tuples: int = 20_000):
+                 hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000):
         self.dsn = dsn
         self.location = redact(dsn)
         self.schema = schema_name
