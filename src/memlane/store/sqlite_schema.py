@@ -199,6 +199,13 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE TABLE doc_state (tenant TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID",
     ],
+    # keyword scores: each memory's number of analysed text terms (keywords.analyze, scope tokens
+    # not counted), BM25's document length; the scope's mean of it is avgdl (store/bm25.py).
+    # ml_count_terms is registered on every connection; the store sets nterms on every write.
+    [
+        "ALTER TABLE memories ADD COLUMN nterms INTEGER NOT NULL DEFAULT 0",
+        "UPDATE memories SET nterms = ml_count_terms(text)",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
