@@ -38,12 +38,14 @@ def store(tmp_path):
 
 
 def assert_keyword_index_matches(store):
-    """Every memory has exactly its analyzer terms in the index, and nothing else is indexed."""
+    """Every memory has exactly its analyzer terms in the index, and nothing else is indexed;
+    its BM25 length (``nterms``) is the number of its analysed text terms."""
     con = store._con
     rows = con.execute(
-        "SELECT m.text, m.user_id, m.agent_id, m.run_id, f.terms FROM memories m"
+        "SELECT m.text, m.user_id, m.agent_id, m.run_id, f.terms, m.nterms FROM memories m"
         " LEFT JOIN memories_fts f ON f.rowid = m.rowid").fetchall()
     assert [r[4] for r in rows] == [keywords.index_text(*r[:4]) for r in rows]
+    assert [r[5] for r in rows] == [len(keywords.analyze(r[0])) for r in rows]
     assert con.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == len(rows)
     con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
 
@@ -105,6 +107,43 @@ def test_a_store_made_with_the_insert_trigger_upgrades_without_double_indexing(t
         assert sorted(keyword_hits(store, "golf")) == ["golf course booking", "hotel golf weekend"]
     finally:
         store.close()
+
+
+def test_a_store_made_before_memory_lengths_gets_them_and_scores_like_a_new_one(tmp_path):
+    """The migration adding ``memories.nterms`` (BM25's document length) fills it for existing rows."""
+    before = next(i for i, migration in enumerate(MIGRATIONS) if any("nterms" in s for s in migration))
+    texts = ["golf course booking for the golf club", "我喜欢吃四川火锅", "golf", "Tea: green tea, black tea"]
+    path = tmp_path / "old.db"
+    con = sqlite3.connect(path, isolation_level=None)
+    con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
+    con.execute("BEGIN")
+    for statement in [s for migration in MIGRATIONS[:before] for s in migration]:
+        con.execute(statement)
+    con.execute(f"PRAGMA user_version = {before}")
+    con.execute("INSERT INTO meta(key, value) VALUES ('vector_dtype', 'float32'), ('embedder', 'test'), ('dims', ?)",
+                (str(DIMS),))
+    rng = np.random.default_rng(5)
+    records = [record(rng, text) for text in texts]
+    con.executemany("INSERT INTO memories(rowid, id, text, hash, user_id, created_at, updated_at, vector)"
+                    " VALUES (?, ?, ?, 'h', 'u1', 'x', 'x', ?)",
+                    [(n, r.id, r.text, r.vector.tobytes()) for n, r in enumerate(records, 1)])
+    con.executemany("INSERT INTO memories_fts(rowid, terms) VALUES (?, ml_index_terms(?, 'u1', NULL, NULL))",
+                    [(n, r.text) for n, r in enumerate(records, 1)])
+    con.execute("COMMIT")
+    con.close()
+    old, new = SQLiteStore(path), SQLiteStore(tmp_path / "new.db")
+    try:
+        new.bind_embedder("test", DIMS)
+        new.apply(ChangeSet(inserts=records))
+        assert_keyword_index_matches(old)
+        for query in ("golf", "火锅", "green tea"):
+            scored = [[(r.id, bm) for r, bm, _ in s.keyword_search(query, records[0].vector,
+                                                                  scope.scoped_filter({"user_id": "u1"}, None), 10)]
+                      for s in (old, new)]
+            assert scored[0] and scored[0] == scored[1]
+    finally:
+        old.close()
+        new.close()
 
 
 # -- the in-memory matrix of unscoped searches ----------------------------------------------
