@@ -11,7 +11,8 @@ from memlane.errors import StoreError
 from memlane.ids import new_id
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet
-from memlane.store.base import Delete, Update
+from memlane.filters import Compare, Field, conjoin
+from memlane.store.base import Delete, Invalidate, Update
 from memlane.store.sqlite import SQLiteStore
 from memlane.store.sqlite_schema import MIGRATIONS
 
@@ -144,6 +145,55 @@ def test_a_store_made_before_memory_lengths_gets_them_and_scores_like_a_new_one(
     finally:
         old.close()
         new.close()
+
+
+# -- cached keyword statistics (store/sqlite_keyword_stats.py) ------------------------------
+
+def keyword_scores(store, query, user="u1"):
+    where = scope.scoped_filter({"user_id": user}, None)
+    return [(r.id, bm) for r, bm, _ in store.keyword_search(query, unit(np.random.default_rng(0)), where, 10)]
+
+
+def test_keyword_statistics_are_reused_until_any_connection_writes(tmp_path):
+    rng = np.random.default_rng(6)
+    a, b = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")  # b stands for another process
+    try:
+        a.bind_embedder("test", DIMS)
+        records = [record(rng, text) for text in ("kiwi jam", "kiwi and lime jam on toast", "lime soda")]
+        a.apply(ChangeSet(inserts=records))
+        first = keyword_scores(a, "kiwi jam")
+        assert keyword_scores(a, "kiwi jam") == first and a._keyword_stats.computed == 1
+        steps = [  # each write changes N or the lengths of u1's memories, from either connection
+            (b, ChangeSet(updates=[Update(records[2].id, "2026-01-02T00:00:00+00:00",
+                                          text="lime soda with ice and mint and sugar")])),
+            (b, ChangeSet(inserts=[record(rng, "plain water")])),
+            (a, ChangeSet(deletes=[Delete(records[2].id)])),
+        ]
+        seen = [first]
+        for writer, changes in steps:
+            writer.apply(changes)
+            fresh = SQLiteStore(tmp_path / "s.db")  # no cache: the figures as they are now
+            try:
+                assert keyword_scores(a, "kiwi jam") == keyword_scores(fresh, "kiwi jam")
+            finally:
+                fresh.close()
+            seen.append(keyword_scores(a, "kiwi jam"))
+        assert all(x != y for x, y in zip(seen, seen[1:]))  # every step moved the scores
+    finally:
+        a.close()
+        b.close()
+
+
+def test_invalidating_a_memory_refreshes_the_statistics(store):
+    rng = np.random.default_rng(7)
+    records = [record(rng, "kiwi jam")] + [record(rng, f"lime soda number {i}") for i in range(7)]
+    store.apply(ChangeSet(inserts=records))
+    where = conjoin(scope.scoped_filter({"user_id": "u1"}, None), Compare(Field(column="valid_to"), "eq", None))
+    before = store.keyword_search("kiwi", records[0].vector, where, 10)
+    store.apply(ChangeSet(invalidations=[Invalidate(records[3].id, reason="test")]))
+    after = store.keyword_search("kiwi", records[0].vector, where, 10)
+    assert [r.id for r, _, _ in after] == [r.id for r, _, _ in before] == [records[0].id]
+    assert after[0][1] < before[0][1]  # N fell from 8 to 7: "kiwi" is less rare
 
 
 # -- the in-memory matrix of unscoped searches ----------------------------------------------

@@ -17,7 +17,9 @@ backends is a bug):
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections import Counter
 from collections.abc import Hashable, Iterable
 
 K1 = 1.2
@@ -38,16 +40,15 @@ def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float,
     ``hits`` holds one row per (memory, matched term): (key, length, term, tf). ``n`` and
     ``avgdl`` describe the memories the search admits; ``n`` is raised to the number of
     memories hit, should a caller's count lag behind them."""
-    hits = list(hits)
-    lengths: dict[Hashable, int] = {}
-    df: dict[str, int] = {}
-    for key, length, term, _ in hits:
-        lengths[key] = length
-        df[term] = df.get(term, 0) + 1
+    hits = hits if isinstance(hits, list) else list(hits)
+    lengths = {key: length for key, length, _, _ in hits}
+    df = Counter([term for _, _, term, _ in hits])
     n = max(n, len(lengths))
     avgdl = avgdl or 1.0
-    weights = {term: idf(n, count) for term, count in df.items()}
-    scores: dict[Hashable, float] = dict.fromkeys(lengths, 0.0)
-    for key, length, term, tf in hits:
-        scores[key] += weights[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    # per term and per memory once, not per hit: a common term can hit thousands of memories
+    weights = {term: idf(n, count) * (K1 + 1) for term, count in df.items()}
+    norms = {key: K1 * (1 - B + B * length / avgdl) for key, length in lengths.items()}
+    scores = dict.fromkeys(lengths, 0.0)
+    for key, _, term, tf in hits:
+        scores[key] += weights[term] * tf / (tf + norms[key])
+    return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))

@@ -29,6 +29,7 @@ from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_CO
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, sqlite_graph
+from memlane.store import sqlite_keyword_stats as keyword_stats
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
 from memlane.store.sqlite_schema import migrate
@@ -109,6 +110,7 @@ class SQLiteStore:
         # The dtype chosen when the file was created wins; the setting only applies to new stores.
         self.dtype = vectors.DTYPES[self._meta("vector_dtype")]
         self._matrix = _VectorMatrix(self)
+        self._keyword_stats = keyword_stats.ScopeStats()
 
     # -- connections and transactions ---------------------------------------
 
@@ -166,6 +168,7 @@ class SQLiteStore:
             yield con
             con.execute("DELETE FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ?",
                         (CHANGE_LOG_KEEP,))
+            con.execute(keyword_stats.BUMP)  # cached keyword statistics are stale now
         except BaseException:
             con.execute("ROLLBACK")
             raise
@@ -421,14 +424,15 @@ class SQLiteStore:
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
             rows = con.execute(
-                "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts JOIN memories m"
+                # CROSS JOIN keeps FTS5 the outer loop: with memories outside (the planner's choice for
+                # a scope index) FTS5 would evaluate the MATCH again for every row of the scope
+                "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts CROSS JOIN memories m"
                 f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}",
                 (expression, *params),
             ).fetchall()
             if not rows:
                 return []
-            n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memories m WHERE {sql}",
-                                   params).fetchone()
+            n, avgdl = self._keyword_stats.get(con, sql, params)
             best = bm25.rank(_term_hits(rows, terms), n, avgdl, limit)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids)
