@@ -432,7 +432,8 @@ class SQLiteStore:
             ).fetchall()
             if not rows:
                 return []
-            n, avgdl = self._keyword_stats.get(con, sql, params)
+            n, avgdl = self._keyword_stats.get(
+                con, sql, params, covering=not _is_scoped(where) and keyword_stats.covered(where))
             best = bm25.rank(_term_hits(rows, terms), n, avgdl, limit)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids)

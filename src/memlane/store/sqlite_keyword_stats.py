@@ -2,7 +2,9 @@
 
 Counting them reads every row of the scope (the table holds the vectors, so a scan of a large
 scope is slow: ~30 ms for 10,000 memories, ~150 ms for 100,000), while the search's own match
-reads only the rows holding a query term. A scope searched again before anything was written
+reads only the rows holding a query term. An unscoped filter on the scope columns and validity
+alone (an admin's search of everyone) is counted from a narrow covering index instead. A scope
+searched again before anything was written
 reuses its figures. "Anything written" is the store's write generation (``meta.generation``,
 raised by every write transaction of any connection or process, ``SQLiteStore._write``), read
 inside the search's own read transaction, so a cached figure is always that of the snapshot
@@ -14,10 +16,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memlane.filters import And, Compare, Field, Node, Not, Or
+
 GENERATION_KEY = "generation"
+#: the columns of the ``memories_lengths`` index (sqlite_schema.py), besides nterms
+INDEXED_COLUMNS = frozenset({"valid_to", "user_id", "agent_id", "run_id"})
 #: the statement that raises the generation; runs in every write transaction
 BUMP = (f"INSERT INTO meta(key, value) VALUES ('{GENERATION_KEY}', '1')"
         " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
@@ -38,8 +44,12 @@ class ScopeStats:
             self._entries.clear()
             self._generation = None
 
-    def get(self, con: sqlite3.Connection, sql: str, params: Sequence[Any]) -> tuple[int, float]:
-        """N and avgdl of the memories ``m`` matching ``sql``; call inside the search's read transaction."""
+    def get(self, con: sqlite3.Connection, sql: str, params: Sequence[Any], *,
+            covering: bool = False) -> tuple[int, float]:
+        """N and avgdl of the memories ``m`` matching ``sql``; call inside the search's read transaction.
+
+        ``covering``: read them from the ``memories_lengths`` index (for a filter no scope index
+        narrows, naming only the index's columns): a scan of it reads a few MB, not every vector."""
         row = con.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
         generation = row[0] if row else None
         key = (sql, *params)
@@ -54,7 +64,8 @@ class ScopeStats:
             elif key is not None and key in self._entries and generation is not None:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memories m WHERE {sql}",
+        hint = " INDEXED BY memories_lengths" if covering else ""
+        n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memories m{hint} WHERE {sql}",
                                params).fetchone()
         value = (int(n), float(avgdl))
         with self._lock:
@@ -64,3 +75,19 @@ class ScopeStats:
                 while len(self._entries) > self.size:
                     self._entries.popitem(last=False)
         return value
+
+
+def fields_of(node: Node) -> Iterator[Field]:
+    """Every field a filter names."""
+    if isinstance(node, Compare):
+        yield node.field
+    elif isinstance(node, (And, Or)):
+        for item in node.items:
+            yield from fields_of(item)
+    elif isinstance(node, Not):
+        yield from fields_of(node.item)
+
+
+def covered(where: Node) -> bool:
+    """True when ``where`` names only columns of the ``memories_lengths`` index."""
+    return all(f.column in INDEXED_COLUMNS and not f.path for f in fields_of(where))
