@@ -197,31 +197,33 @@ def test_invalidating_a_memory_refreshes_the_statistics(store):
 
 
 ACTIVE = Compare(Field(column="valid_to"), "eq", None)
-COVERING_CASES = [  # (filter of a search, counted from the memories_lengths index)
-    (conjoin(scope.scoped_filter({}, {"user_id": "*"}), ACTIVE), True),
+COVERING_CASES = [  # (filter of a search, counted from the memories_lengths index); "big" owns 40 of 60 rows
+    (conjoin(scope.scoped_filter({}, {"user_id": "*"}), ACTIVE), True),  # no scope narrows it
     (scope.scoped_filter({}, {"agent_id": "*"}), True),
-    (conjoin(scope.scoped_filter({}, {"user_id": "*", "kind": "a"}), ACTIVE), False),  # metadata: not in the index
-    (conjoin(scope.scoped_filter({"user_id": "u1"}, None), ACTIVE), False),  # a scope index is better
-    (conjoin(scope.scoped_filter({"user_id": "u2"}, None), ACTIVE), False),
+    (conjoin(scope.scoped_filter({"user_id": "big"}, None), ACTIVE), True),  # a large share of the rows
+    (conjoin(scope.scoped_filter({"agent_id": "a"}, None), ACTIVE), True),
+    (conjoin(scope.scoped_filter({"user_id": "s1"}, None), ACTIVE), False),  # 1 row: its scope index is better
+    (conjoin(scope.scoped_filter({"user_id": "big"}, {"kind": "a"}), ACTIVE), False),  # metadata: not in the index
+    (conjoin(scope.scoped_filter({}, {"user_id": "*", "kind": "a"}), ACTIVE), False),
 ]
 
 
 @pytest.mark.parametrize("where, covering", COVERING_CASES)
-def test_unscoped_statistics_come_from_the_lengths_index_and_agree(store, where, covering):
+def test_large_scopes_count_statistics_from_the_lengths_index_and_agree(store, where, covering):
     rng = np.random.default_rng(8)
-    store.apply(ChangeSet(inserts=[record(rng, f"kiwi {'jam ' * (i % 4)}", user=f"u{i % 3}", metadata={"kind": "ab"[i % 2]},
-                                          agent_id="a" if i % 5 == 0 else None) for i in range(24)]))
-    store.apply(ChangeSet(invalidations=[Invalidate(store.list(scope.scoped_filter({"user_id": "u1"}, None), 1)[0].id,
-                                                    reason="test")]))
-    from memlane.store.sqlite import _COMPILER, _is_scoped
-    from memlane.store.sqlite_keyword_stats import covered
+    store.apply(ChangeSet(inserts=[
+        record(rng, f"kiwi {'jam ' * (i % 4)}", user="big" if i < 40 else f"s{i - 40}", metadata={"kind": "ab"[i % 2]},
+               agent_id="a" if i % 3 == 0 else None) for i in range(60)]))
+    first = store.list(scope.scoped_filter({"user_id": "big"}, None), 1)[0].id
+    store.apply(ChangeSet(invalidations=[Invalidate(first, reason="test")]))
+    from memlane.store.sqlite import _COMPILER
 
-    assert (not _is_scoped(where) and covered(where)) == covering
-    sql, params = _COMPILER.compile(where)
     con = store._con
+    assert store._lengths_index_pays(con, where) == covering
+    sql, params = _COMPILER.compile(where)
     plain = con.execute(f"SELECT count(*), avg(m.nterms) FROM memories m NOT INDEXED WHERE {sql}", params).fetchone()
     assert plain[0] > 0
-    assert store._keyword_stats.get(con, sql, params, covering=covering) == plain
+    assert store._keyword_stats.get(con, sql, params, covering=lambda: covering) == plain
     if covering:
         plan = con.execute(f"EXPLAIN QUERY PLAN SELECT count(*) FROM memories m INDEXED BY memories_lengths WHERE {sql}",
                            params).fetchall()

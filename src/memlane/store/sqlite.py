@@ -25,7 +25,7 @@ import numpy as np
 
 from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, sqlite_graph
@@ -432,8 +432,8 @@ class SQLiteStore:
             ).fetchall()
             if not rows:
                 return []
-            n, avgdl = self._keyword_stats.get(
-                con, sql, params, covering=not _is_scoped(where) and keyword_stats.covered(where))
+            n, avgdl = self._keyword_stats.get(con, sql, params,
+                                               covering=lambda: self._lengths_index_pays(con, where))
             best = bm25.rank(_term_hits(rows, terms), n, avgdl, limit)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids)
@@ -442,6 +442,14 @@ class SQLiteStore:
         best = [(rowid, score) for rowid, score in best if rowid in records]
         cosines = vectors.from_blobs([blobs[rowid] for rowid, _ in best], self._dims(), self.dtype) @ vector
         return [(records[rowid], score, float(c)) for (rowid, score), c in zip(best, cosines)]
+
+    def _lengths_index_pays(self, con: sqlite3.Connection, where: Node) -> bool:
+        """Count a search's BM25 statistics from the memories_lengths index (sqlite_keyword_stats.py)?"""
+        scope_sql, scope_params = None, []
+        if _is_scoped(where):
+            scope_sql, scope_params = _COMPILER.compile(conjoin(*(
+                c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+        return keyword_stats.use_lengths_index(con, where, scope_sql, scope_params)
 
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:

@@ -2,8 +2,9 @@
 
 Counting them reads every row of the scope (the table holds the vectors, so a scan of a large
 scope is slow: ~30 ms for 10,000 memories, ~150 ms for 100,000), while the search's own match
-reads only the rows holding a query term. An unscoped filter on the scope columns and validity
-alone (an admin's search of everyone) is counted from a narrow covering index instead. A scope
+reads only the rows holding a query term. A filter on the scope columns and validity alone is
+counted from a narrow covering index instead when no scope narrows it (an admin's search of
+everyone) or its scope is a large share of the store (a busy agent). A scope
 searched again before anything was written
 reuses its figures. "Anything written" is the store's write generation (``meta.generation``,
 raised by every write transaction of any connection or process, ``SQLiteStore._write``), read
@@ -16,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from memlane.filters import And, Compare, Field, Node, Not, Or
@@ -45,11 +46,11 @@ class ScopeStats:
             self._generation = None
 
     def get(self, con: sqlite3.Connection, sql: str, params: Sequence[Any], *,
-            covering: bool = False) -> tuple[int, float]:
+            covering: Callable[[], bool] = lambda: False) -> tuple[int, float]:
         """N and avgdl of the memories ``m`` matching ``sql``; call inside the search's read transaction.
 
-        ``covering``: read them from the ``memories_lengths`` index (for a filter no scope index
-        narrows, naming only the index's columns): a scan of it reads a few MB, not every vector."""
+        ``covering()``, asked only when the figures are not cached: read them from the
+        ``memories_lengths`` index (a scan of it reads a few MB, not every vector)."""
         row = con.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
         generation = row[0] if row else None
         key = (sql, *params)
@@ -64,7 +65,7 @@ class ScopeStats:
             elif key is not None and key in self._entries and generation is not None:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        hint = " INDEXED BY memories_lengths" if covering else ""
+        hint = " INDEXED BY memories_lengths" if covering() else ""
         n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memories m{hint} WHERE {sql}",
                                params).fetchone()
         value = (int(n), float(avgdl))
@@ -91,3 +92,21 @@ def fields_of(node: Node) -> Iterator[Field]:
 def covered(where: Node) -> bool:
     """True when ``where`` names only columns of the ``memories_lengths`` index."""
     return all(f.column in INDEXED_COLUMNS and not f.path for f in fields_of(where))
+
+
+#: a scope holding more than this share of the rows is counted from the covering index: scanning
+#: its entries costs ~0.3 us each, reading a scope's rows (vectors and all) ~3 us each
+LARGE_SCOPE_SHARE = 0.1
+
+
+def use_lengths_index(con: sqlite3.Connection, where: Node, scope_sql: str | None, scope_params: Sequence[Any]) -> bool:
+    """Whether to count N and avgdl of ``where`` from the ``memories_lengths`` index: it names only
+    the index's columns, and no scope narrows it (``scope_sql`` None) or its scope holds more than
+    ``LARGE_SCOPE_SHARE`` of the rows (counted from the scope's own index, which is cheap)."""
+    if not covered(where):
+        return False
+    if scope_sql is None:
+        return True
+    size = con.execute(f"SELECT count(*) FROM memories m WHERE {scope_sql}", scope_params).fetchone()[0]
+    top = con.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0  # rowids are never reused
+    return size > LARGE_SCOPE_SHARE * top
