@@ -204,6 +204,112 @@ def test_both_backends_rank_alike(pg, tmp_path, embedder):
     assert results["postgres"] == results["sqlite"]
 
 
+# -- one BM25 rule (store/bm25.py): scope-local statistics, the same scores on both backends ---------
+
+BM25_CORPUS = [  # (text, user, agent, metadata); two identical texts tie, so insertion order decides
+    *[(text, "u", None, {"kind": "note"}) for text in NOTES],
+    ("Berlin has a great techno scene", "u", None, {"kind": "travel"}),
+    ("The warehouse in Berlin closes at 6pm", "u", "a", {"kind": "work"}),
+    ("Password managers keep passwords safe and passwords short", "u", None, {"kind": "note"}),
+    ("My brother works as a nurse in Berlin", "u", "a", {"kind": "travel"}),
+    ("Berlin in winter: Berlin is grey, Berlin is cold", "v", "a", {"kind": "travel"}),
+    ("We ate 火锅 in Berlin with the team", "v", "a", {"kind": "travel"}),
+    ("The techno scene in Berlin", "u", "a", {"kind": "travel"}),
+    ("The techno scene in Berlin", "u", "a", {"kind": "travel"}),
+    ("四川火锅很辣，火锅店在杭州", "v", None, {"kind": "food"}),
+]
+
+BM25_QUERIES = [  # (query, scope keyword arguments of Memory.search / the filter)
+    ("Berlin warehouse", {"user_id": "u"}),
+    ("passwords", {"user_id": "u"}),
+    ("techno scene Berlin", {"agent_id": "a"}),
+    ("Berlin", {"user_id": "u", "filters": {"kind": "travel"}}),
+    ("Berlin", {"user_id": "u", "agent_id": "a"}),
+    ("火锅", {"user_id": "u"}),
+    ("四川火锅", {"agent_id": "a"}),
+    ("龍井茶 杭州", {"filters": {"user_id": "*"}}),
+    ("Berlin nurse 火锅", {"filters": {"user_id": "*"}}),
+]
+
+
+def test_keyword_scores_are_equal_on_both_backends(pg, tmp_path, embedder):
+    """Every query x scope of the table gives the same keyword scores (to 1e-9) in the same order,
+    at the store and in the scores["keyword"] users see."""
+    from conftest import sqlite_config
+
+    seen = {}
+    for name, config in (("sqlite", sqlite_config(tmp_path / "a.db")), ("postgres", pg.config())):
+        with Memory(config, embedder=embedder) as m:
+            m.insert([NewMemory(text=t, user_id=u, agent_id=a, metadata=meta, id=f"m{i:02d}",
+                                created_at=f"2026-01-01T00:00:{i:02d}+00:00")
+                      for i, (t, u, a, meta) in enumerate(BM25_CORPUS)])
+            seen[name] = [_keyword_scores(m, q, **kw) for q, kw in BM25_QUERIES]
+    for (query, kw), sqlite, postgres in zip(BM25_QUERIES, seen["sqlite"], seen["postgres"]):
+        ranked_sqlite, shown_sqlite = sqlite
+        ranked_postgres, shown_postgres = postgres
+        assert ranked_sqlite, (query, kw)  # every row of the table finds something
+        assert [i for i, _ in ranked_postgres] == [i for i, _ in ranked_sqlite], (query, kw)
+        for (_, a), (_, b) in zip(ranked_sqlite, ranked_postgres):
+            assert abs(a - b) <= 1e-9, (query, kw, a, b)
+        assert shown_postgres.keys() == shown_sqlite.keys(), (query, kw)
+        for i in shown_sqlite:
+            assert abs(shown_sqlite[i] - shown_postgres[i]) <= 1e-9, (query, kw, i)
+    # the tie: identical texts in one scope rank by insertion order
+    techno = [i for i, _ in seen["sqlite"][2][0]]
+    assert techno.index("m12") < techno.index("m13")
+
+
+def _keyword_scores(m, query, **kw):
+    """(the store's [(id, bm25)] best first, {id: scores["keyword"]} of the hybrid search)."""
+    from memlane import scope
+
+    # the search's own filter (no memory of the corpus is invalidated, so validity adds nothing)
+    where = scope.scoped_filter(scope.scope_ids(kw.get("user_id"), kw.get("agent_id"), None), kw.get("filters"))
+    ranked = [(r.id, score) for r, score, _ in m.store.keyword_search(query, m.embeddings.query(query), where, 50)]
+    shown = {r["id"]: r["scores"]["keyword"] for r in m.search(query, limit=50, keyword_search=True, **kw)["results"]
+             if "keyword" in r["scores"]}
+    return ranked, shown
+
+
+def test_another_users_memories_do_not_move_keyword_scores(backend, embedder):
+    with Memory(backend(keyword_search=True), embedder=embedder) as m:
+        m.add(NOTES + ["The Berlin warehouse ships on Mondays"], user_id="u", infer=False)
+
+        def scores():
+            return {r["id"]: r["scores"].get("keyword") for r in m.search("Berlin warehouse XJ-9000", user_id="u",
+                                                                         limit=20)["results"]}
+
+        before = scores()
+        assert sum(1 for v in before.values() if v) == 2
+        # many memories holding the query's terms, and long ones, for other users and agents
+        m.add([f"Berlin warehouse order XJ-9000 number {i} " + "filler words " * i for i in range(30)],
+              user_id="other", infer=False)
+        m.add(["Berlin warehouse"] * 5, agent_id="robot", infer=False)
+        assert scores() == before
+
+
+def test_another_tenants_memories_do_not_move_keyword_scores(backend, embedder, tmp_path):
+    """The server's tenants (tenancy.py): files of their own on SQLite, one table on PostgreSQL."""
+    from memlane.tenancy import Tenants
+
+    tenants = Tenants(tmp_path / "home", backend(keyword_search=True), embedder=embedder)
+    try:
+        acme, globex = tenants.memory("acme"), tenants.memory("globex")
+        acme.add(NOTES + ["The Berlin warehouse ships on Mondays"], user_id="u", infer=False)
+
+        def scores():
+            return {r["id"]: r["scores"].get("keyword") for r in acme.search("Berlin warehouse", user_id="u",
+                                                                            limit=20)["results"]}
+
+        before = scores()
+        assert sum(1 for v in before.values() if v) == 2
+        globex.add([f"Berlin warehouse number {i} " + "filler " * i for i in range(30)], user_id="u", infer=False)
+        assert scores() == before
+        assert "keyword" in globex.search("Berlin warehouse", user_id="u", limit=1)["results"][0]["scores"]
+    finally:
+        tenants.close()
+
+
 # -- concurrency -----------------------------------------------------------------------------------
 
 

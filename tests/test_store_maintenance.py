@@ -11,7 +11,8 @@ from memlane.errors import StoreError
 from memlane.ids import new_id
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet
-from memlane.store.base import Delete, Update
+from memlane.filters import Compare, Field, conjoin
+from memlane.store.base import Delete, Invalidate, Update
 from memlane.store.sqlite import SQLiteStore
 from memlane.store.sqlite_schema import MIGRATIONS
 
@@ -38,12 +39,14 @@ def store(tmp_path):
 
 
 def assert_keyword_index_matches(store):
-    """Every memory has exactly its analyzer terms in the index, and nothing else is indexed."""
+    """Every memory has exactly its analyzer terms in the index, and nothing else is indexed;
+    its BM25 length (``nterms``) is the number of its analysed text terms."""
     con = store._con
     rows = con.execute(
-        "SELECT m.text, m.user_id, m.agent_id, m.run_id, f.terms FROM memories m"
+        "SELECT m.text, m.user_id, m.agent_id, m.run_id, f.terms, m.nterms FROM memories m"
         " LEFT JOIN memories_fts f ON f.rowid = m.rowid").fetchall()
     assert [r[4] for r in rows] == [keywords.index_text(*r[:4]) for r in rows]
+    assert [r[5] for r in rows] == [len(keywords.analyze(r[0])) for r in rows]
     assert con.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == len(rows)
     con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
 
@@ -105,6 +108,126 @@ def test_a_store_made_with_the_insert_trigger_upgrades_without_double_indexing(t
         assert sorted(keyword_hits(store, "golf")) == ["golf course booking", "hotel golf weekend"]
     finally:
         store.close()
+
+
+def test_a_store_made_before_memory_lengths_gets_them_and_scores_like_a_new_one(tmp_path):
+    """The migration adding ``memories.nterms`` (BM25's document length) fills it for existing rows."""
+    before = next(i for i, migration in enumerate(MIGRATIONS) if any("nterms" in s for s in migration))
+    texts = ["golf course booking for the golf club", "我喜欢吃四川火锅", "golf", "Tea: green tea, black tea"]
+    path = tmp_path / "old.db"
+    con = sqlite3.connect(path, isolation_level=None)
+    con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
+    con.execute("BEGIN")
+    for statement in [s for migration in MIGRATIONS[:before] for s in migration]:
+        con.execute(statement)
+    con.execute(f"PRAGMA user_version = {before}")
+    con.execute("INSERT INTO meta(key, value) VALUES ('vector_dtype', 'float32'), ('embedder', 'test'), ('dims', ?)",
+                (str(DIMS),))
+    rng = np.random.default_rng(5)
+    records = [record(rng, text) for text in texts]
+    con.executemany("INSERT INTO memories(rowid, id, text, hash, user_id, created_at, updated_at, vector)"
+                    " VALUES (?, ?, ?, 'h', 'u1', 'x', 'x', ?)",
+                    [(n, r.id, r.text, r.vector.tobytes()) for n, r in enumerate(records, 1)])
+    con.executemany("INSERT INTO memories_fts(rowid, terms) VALUES (?, ml_index_terms(?, 'u1', NULL, NULL))",
+                    [(n, r.text) for n, r in enumerate(records, 1)])
+    con.execute("COMMIT")
+    con.close()
+    old, new = SQLiteStore(path), SQLiteStore(tmp_path / "new.db")
+    try:
+        new.bind_embedder("test", DIMS)
+        new.apply(ChangeSet(inserts=records))
+        assert_keyword_index_matches(old)
+        for query in ("golf", "火锅", "green tea"):
+            scored = [[(r.id, bm) for r, bm, _ in s.keyword_search(query, records[0].vector,
+                                                                  scope.scoped_filter({"user_id": "u1"}, None), 10)]
+                      for s in (old, new)]
+            assert scored[0] and scored[0] == scored[1]
+    finally:
+        old.close()
+        new.close()
+
+
+# -- cached keyword statistics (store/sqlite_keyword_stats.py) ------------------------------
+
+def keyword_scores(store, query, user="u1"):
+    where = scope.scoped_filter({"user_id": user}, None)
+    return [(r.id, bm) for r, bm, _ in store.keyword_search(query, unit(np.random.default_rng(0)), where, 10)]
+
+
+def test_keyword_statistics_are_reused_until_any_connection_writes(tmp_path):
+    rng = np.random.default_rng(6)
+    a, b = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")  # b stands for another process
+    try:
+        a.bind_embedder("test", DIMS)
+        records = [record(rng, text) for text in ("kiwi jam", "kiwi and lime jam on toast", "lime soda")]
+        a.apply(ChangeSet(inserts=records))
+        first = keyword_scores(a, "kiwi jam")
+        assert keyword_scores(a, "kiwi jam") == first and a._keyword_stats.computed == 1
+        steps = [  # each write changes N or the lengths of u1's memories, from either connection
+            (b, ChangeSet(updates=[Update(records[2].id, "2026-01-02T00:00:00+00:00",
+                                          text="lime soda with ice and mint and sugar")])),
+            (b, ChangeSet(inserts=[record(rng, "plain water")])),
+            (a, ChangeSet(deletes=[Delete(records[2].id)])),
+        ]
+        seen = [first]
+        for writer, changes in steps:
+            writer.apply(changes)
+            fresh = SQLiteStore(tmp_path / "s.db")  # no cache: the figures as they are now
+            try:
+                assert keyword_scores(a, "kiwi jam") == keyword_scores(fresh, "kiwi jam")
+            finally:
+                fresh.close()
+            seen.append(keyword_scores(a, "kiwi jam"))
+        assert all(x != y for x, y in zip(seen, seen[1:]))  # every step moved the scores
+    finally:
+        a.close()
+        b.close()
+
+
+def test_invalidating_a_memory_refreshes_the_statistics(store):
+    rng = np.random.default_rng(7)
+    records = [record(rng, "kiwi jam")] + [record(rng, f"lime soda number {i}") for i in range(7)]
+    store.apply(ChangeSet(inserts=records))
+    where = conjoin(scope.scoped_filter({"user_id": "u1"}, None), Compare(Field(column="valid_to"), "eq", None))
+    before = store.keyword_search("kiwi", records[0].vector, where, 10)
+    store.apply(ChangeSet(invalidations=[Invalidate(records[3].id, reason="test")]))
+    after = store.keyword_search("kiwi", records[0].vector, where, 10)
+    assert [r.id for r, _, _ in after] == [r.id for r, _, _ in before] == [records[0].id]
+    assert after[0][1] < before[0][1]  # N fell from 8 to 7: "kiwi" is less rare
+
+
+ACTIVE = Compare(Field(column="valid_to"), "eq", None)
+COVERING_CASES = [  # (filter of a search, counted from the memories_lengths index); "big" owns 40 of 60 rows
+    (conjoin(scope.scoped_filter({}, {"user_id": "*"}), ACTIVE), True),  # no scope narrows it
+    (scope.scoped_filter({}, {"agent_id": "*"}), True),
+    (conjoin(scope.scoped_filter({"user_id": "big"}, None), ACTIVE), True),  # a large share of the rows
+    (conjoin(scope.scoped_filter({"agent_id": "a"}, None), ACTIVE), True),
+    (conjoin(scope.scoped_filter({"user_id": "s1"}, None), ACTIVE), False),  # 1 row: its scope index is better
+    (conjoin(scope.scoped_filter({"user_id": "big"}, {"kind": "a"}), ACTIVE), False),  # metadata: not in the index
+    (conjoin(scope.scoped_filter({}, {"user_id": "*", "kind": "a"}), ACTIVE), False),
+]
+
+
+@pytest.mark.parametrize("where, covering", COVERING_CASES)
+def test_large_scopes_count_statistics_from_the_lengths_index_and_agree(store, where, covering):
+    rng = np.random.default_rng(8)
+    store.apply(ChangeSet(inserts=[
+        record(rng, f"kiwi {'jam ' * (i % 4)}", user="big" if i < 40 else f"s{i - 40}", metadata={"kind": "ab"[i % 2]},
+               agent_id="a" if i % 3 == 0 else None) for i in range(60)]))
+    first = store.list(scope.scoped_filter({"user_id": "big"}, None), 1)[0].id
+    store.apply(ChangeSet(invalidations=[Invalidate(first, reason="test")]))
+    from memlane.store.sqlite import _COMPILER
+
+    con = store._con
+    assert store._lengths_index_pays(con, where) == covering
+    sql, params = _COMPILER.compile(where)
+    plain = con.execute(f"SELECT count(*), avg(m.nterms) FROM memories m NOT INDEXED WHERE {sql}", params).fetchone()
+    assert plain[0] > 0
+    assert store._keyword_stats.get(con, sql, params, covering=lambda: covering) == plain
+    if covering:
+        plan = con.execute(f"EXPLAIN QUERY PLAN SELECT count(*) FROM memories m INDEXED BY memories_lengths WHERE {sql}",
+                           params).fetchall()
+        assert "COVERING INDEX memories_lengths" in str(plan)
 
 
 # -- the in-memory matrix of unscoped searches ----------------------------------------------

@@ -56,9 +56,12 @@ def scope_token(key: str, value: str) -> str:
     return f"s{key[0]}{hashlib.sha1(value.encode()).hexdigest()[:20]}"
 
 
-def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str | None, *,
+               terms: list[str] | None = None) -> str:
+    """The text of a memory's keyword index entry: its analysed terms (``terms`` when the caller
+    has them already), then its scope tokens."""
     scope = [scope_token(k, v) for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v]
-    return " ".join(analyze(text) + scope)
+    return " ".join((analyze(text) if terms is None else terms) + scope)
 
 
 def match_expression(query: str, scope: dict[str, list[str]]) -> str | None:

@@ -15,13 +15,13 @@
   filter, and falls back to the exact scan if the index still came back short.
 - Keyword search ranks with BM25 over terms from ``memlane.keywords`` (the embedded
   store's analyzer), stored as a tsvector (a GIN index finds the rows holding a term);
-  the statistics (N, average length, document frequencies) are those of the searched scope.
+  the statistics (N, average length, document frequencies) are those of the searched scope,
+  and the scores come from ``store/bm25.py``, the formula the SQLite store uses too.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,7 +41,7 @@ from memlane.errors import ConfigError, EmbedderMismatchError, MemoryNotFoundErr
 from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.store import postgres_graph
+from memlane.store import bm25, postgres_graph
 from memlane.store import postgres_schema as schema
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
@@ -79,8 +79,6 @@ _HISTORY_INSERT = (
 _TABLES = ("memlane_memory_tokens", "memlane_reembed", "memlane_memories", "memlane_history", "memlane_messages",
            "memlane_applied_keys")
 
-#: BM25 parameters of SQLite FTS5's bm25(), so both backends rank alike.
-_K1, _B = 1.2, 0.75
 #: tsvector positions stop at 16383, a lexeme keeps at most 256 of them and has at most 2047 bytes
 _MAX_POSITION = 16383
 _MAX_POSITIONS = 256
@@ -698,7 +696,7 @@ class PostgresStore:
                 return []
             n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memlane_memories m"
                                    f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
-            best = _bm25(hits, int(n), float(avgdl), limit)
+            best = bm25.rank(hits, int(n), float(avgdl), limit)
             rows = con.execute(
                 f"SELECT m.seq, {_RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
                 " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, [seq for seq, _ in best])).fetchall()
@@ -858,26 +856,6 @@ def _named(sql: str, positional: int) -> str:
 
 def _positional(params: list[Any]) -> dict[str, Any]:
     return {f"p{i}": value for i, value in enumerate(params)}
-
-
-def _bm25(hits: list[tuple], n: int, avgdl: float, limit: int) -> list[tuple[int, float]]:
-    """BM25 as SQLite FTS5 computes it, over (seq, length, term, frequency) rows; best ``limit`` first."""
-    lengths: dict[int, int] = {}
-    df: dict[str, int] = {}
-    for seq, length, term, _ in hits:
-        lengths[seq] = length
-        df[term] = df.get(term, 0) + 1
-    n = max(n, len(lengths))
-    avgdl = avgdl or 1.0
-    idf = {}
-    for term, count in df.items():
-        value = math.log((n - count + 0.5) / (count + 0.5))
-        idf[term] = value if value > 0 else 1e-6
-    scores: dict[int, float] = dict.fromkeys(lengths, 0.0)
-    for seq, length, term, tf in hits:
-        scores[seq] += idf[term] * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * length / avgdl))
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return ranked[:limit]
 
 
 def _array(value: Any) -> np.ndarray:

@@ -25,10 +25,11 @@ import numpy as np
 
 from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.store import sqlite_graph
+from memlane.store import bm25, sqlite_graph
+from memlane.store import sqlite_keyword_stats as keyword_stats
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
 from memlane.store.sqlite_schema import migrate
@@ -73,6 +74,23 @@ def _is_scoped(where: Node) -> bool:
     )
 
 
+def _count_terms(text: str) -> int:
+    """BM25's length of a memory: its analysed text terms (the ``nterms`` column)."""
+    return len(keywords.analyze(text))
+
+
+def _term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, str, int]]:
+    """(rowid, length, term, tf) for each query term a matched row holds. The FTS5 row's text is
+    the memory's analysed terms, then its scope tokens: counting in the first ``nterms`` tokens
+    is counting in ``keywords.analyze(text)``, without analysing again."""
+    for rowid, nterms, indexed in rows:
+        tokens = indexed.split(" ", nterms)[:nterms]
+        for term in terms:
+            tf = tokens.count(term)
+            if tf:
+                yield rowid, nterms, term, tf
+
+
 class SQLiteStore:
     def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0):
         self.path = Path(path).expanduser()
@@ -92,6 +110,7 @@ class SQLiteStore:
         # The dtype chosen when the file was created wins; the setting only applies to new stores.
         self.dtype = vectors.DTYPES[self._meta("vector_dtype")]
         self._matrix = _VectorMatrix(self)
+        self._keyword_stats = keyword_stats.ScopeStats()
 
     # -- connections and transactions ---------------------------------------
 
@@ -106,6 +125,7 @@ class SQLiteStore:
         con.execute("PRAGMA cache_size=-32768")
         con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
         con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
+        con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
         with self._connections_lock:
             self._connections.append(con)
         return con
@@ -148,6 +168,7 @@ class SQLiteStore:
             yield con
             con.execute("DELETE FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ?",
                         (CHANGE_LOG_KEEP,))
+            con.execute(keyword_stats.BUMP)  # cached keyword statistics are stale now
         except BaseException:
             con.execute("ROLLBACK")
             raise
@@ -230,23 +251,24 @@ class SQLiteStore:
             " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_rowid'), 0)) + 1"
         ).fetchone()[0]
         con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_rowid', ?)", (str(first + len(records) - 1),))
+        analysed = [keywords.analyze(r.text) for r in records]  # once for the length and the index
         try:
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
                 " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
-                " vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                   r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
                   json.dumps(r.source_message_ids) if r.source_message_ids else "[]", r.valid_to,
-                  r.invalid_reason, r.superseded_by, vectors.to_blob(r.vector, dtype))
-                 for rowid, r in enumerate(records, first)],
+                  r.invalid_reason, r.superseded_by, vectors.to_blob(r.vector, dtype), len(terms))
+                 for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
             )
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"could not insert memories: {exc}") from None
         con.executemany(
             "INSERT INTO memories_fts(rowid, terms) VALUES (?, ?)",
-            [(rowid, keywords.index_text(r.text, r.user_id, r.agent_id, r.run_id))
-             for rowid, r in enumerate(records, first)],
+            [(rowid, keywords.index_text(r.text, r.user_id, r.agent_id, r.run_id, terms=terms))
+             for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
         )
         con.executemany(
             _HISTORY_INSERT,
@@ -271,10 +293,11 @@ class SQLiteStore:
         sources += [i for i in u.source_message_ids if i not in sources]
         con.execute(
             "UPDATE memories SET text = COALESCE(?, text), hash = COALESCE(?, hash), metadata = COALESCE(?, metadata),"
-            " vector = COALESCE(?, vector), updated_at = ?, source_message_ids = ? WHERE id = ?",
+            " vector = COALESCE(?, vector), updated_at = ?, source_message_ids = ?, nterms = COALESCE(?, nterms)"
+            " WHERE id = ?",
             (u.text, u.hash, None if u.metadata is None else json.dumps(u.metadata, ensure_ascii=False),
              None if u.vector is None else vectors.to_blob(u.vector, self.dtype), u.updated_at, json.dumps(sources),
-             u.id),
+             None if u.text is None else _count_terms(u.text), u.id),
         )
         row = row[:4]
         con.execute(
@@ -384,8 +407,11 @@ class SQLiteStore:
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        """FTS5 finds the matching rows (the scope ids go into the MATCH, so only the scope's postings
+        are read); the scores are ``store/bm25.py``'s over the rows ``where`` admits, not FTS5's
+        ``bm25()``, whose statistics span the whole file (every user) and count scope tokens."""
         scope: dict[str, list[str]] = {}
-        for c in conjuncts(where):  # scope ids go into the MATCH, so only the scope's postings are read
+        for c in conjuncts(where):
             if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
                 if c.op == "eq":
                     scope[c.field.column] = [c.value]
@@ -394,19 +420,36 @@ class SQLiteStore:
         expression = keywords.match_expression(query, scope)
         if expression is None:
             return []
+        terms = list(dict.fromkeys(keywords.analyze(query)))
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
             rows = con.execute(
-                "SELECT m.rowid, -bm25(memories_fts), m.vector FROM memories_fts JOIN memories m"
-                f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}"
-                " ORDER BY bm25(memories_fts) LIMIT ?",
-                (expression, *params, limit),
+                # CROSS JOIN keeps FTS5 the outer loop: with memories outside (the planner's choice for
+                # a scope index) FTS5 would evaluate the MATCH again for every row of the scope
+                "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts CROSS JOIN memories m"
+                f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}",
+                (expression, *params),
             ).fetchall()
             if not rows:
                 return []
-            records = self._records_by_rowid(con, [r[0] for r in rows])
-        cosines = vectors.from_blobs([r[2] for r in rows], self._dims(), self.dtype) @ vector
-        return [(records[r[0]], float(r[1]), float(c)) for r, c in zip(rows, cosines) if r[0] in records]
+            n, avgdl = self._keyword_stats.get(con, sql, params,
+                                               covering=lambda: self._lengths_index_pays(con, where))
+            best = bm25.rank(_term_hits(rows, terms), n, avgdl, limit)
+            rowids = [rowid for rowid, _ in best]
+            records = self._records_by_rowid(con, rowids)
+            blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+                                     (json.dumps(rowids),)).fetchall())
+        best = [(rowid, score) for rowid, score in best if rowid in records]
+        cosines = vectors.from_blobs([blobs[rowid] for rowid, _ in best], self._dims(), self.dtype) @ vector
+        return [(records[rowid], score, float(c)) for (rowid, score), c in zip(best, cosines)]
+
+    def _lengths_index_pays(self, con: sqlite3.Connection, where: Node) -> bool:
+        """Count a search's BM25 statistics from the memories_lengths index (sqlite_keyword_stats.py)?"""
+        scope_sql, scope_params = None, []
+        if _is_scoped(where):
+            scope_sql, scope_params = _COMPILER.compile(conjoin(*(
+                c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+        return keyword_stats.use_lengths_index(con, where, scope_sql, scope_params)
 
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
