@@ -84,8 +84,14 @@ def main() -> int:
                 found[name] = [record.id for record, _ in store.search(q, where, 10, None)]
                 times[name].append(time.perf_counter() - t0)
             recalls.append(len(set(found["index"]) & set(found["exact"])) / 10)
+        with database.pool.connection() as con:  # the plan PostgreSQL picks for the index path's query
+            plan = "\n".join(r[0] for r in con.execute(
+                f"EXPLAIN SELECT id FROM memlane_memories m WHERE m.tenant = 'bench' AND m.dims = {DIMS}"
+                f" AND m.user_id = %s ORDER BY (m.vector::vector({DIMS})) <=> %s::vector({DIMS}) LIMIT 10",
+                (f"scope{n}", queries[0])))
         row = {"scope_rows": n, "exact": stats_ms(times["exact"]), "index": stats_ms(times["index"]),
-               "index_recall_at_10": round(float(np.mean(recalls)), 4)}
+               "index_recall_at_10": round(float(np.mean(recalls)), 4),
+               "index_path_plan_uses_hnsw": "hnsw" in plan}
         result["scopes"].append(row)
         print(json.dumps(row), flush=True)
     result["loadavg_end"] = os.getloadavg()
