@@ -91,6 +91,23 @@ def test_vectors_of_long_memories_stay_in_the_row(pg, embedder):
         assert memory.search(texts[3], user_id="u", limit=1)["results"][0]["memory"] == texts[3]
 
 
+def test_repeated_searches_are_planned_for_their_own_scope(pg, embedder):
+    """psycopg prepares a statement after five runs, and PostgreSQL may then plan it once for any
+    parameters; a scope's size is a parameter, so the store asks for a plan per execution."""
+    schema = pg.fresh_schema()
+    texts = ["plays tennis on Sundays", "has a sister in Rome", "is allergic to cats", "cooks pasta", "works nights"]
+    with Memory(pg.config(schema, max_connections=1, exact_search_limit=0), embedder=embedder) as memory:
+        memory.insert([NewMemory(text=t, user_id=f"u{i % 3}") for i, t in enumerate(texts * 4)])
+        for _ in range(4):  # 12 runs of each statement: prepared from the 6th
+            for user in ("u0", "u1", "u2"):
+                assert memory.search("sports", user_id=user, limit=3)["results"]
+                memory.get_all(user_id=user)
+        with memory.store.db.pool.connection() as con:  # the pool's only connection: the one that searched
+            plans = con.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements").fetchall()
+    assert any("ORDER BY" in statement and custom >= 5 for statement, _, custom in plans)
+    assert [(statement, generic) for statement, generic, _ in plans if generic] == []
+
+
 def test_a_dropped_connection_is_retried_once(pg, embedder):
     with Memory(pg.config(min_connections=2), embedder=embedder) as memory:
         memory.add("survives a restart", user_id="u", infer=False)

@@ -294,8 +294,14 @@ class PostgresDatabase:
         from pgvector.psycopg import register_vector
 
         self._set_path(con)
+        # plan_cache_mode: psycopg prepares a statement run five times, and PostgreSQL may then
+        # plan it once for any parameters. A scope's size is a parameter (a user of 100 memories,
+        # an agent of 50,000), and the best plan depends on it: a generic plan scanned a 50,000-row
+        # scope through the user btree instead of the HNSW index, 75 ms instead of 2.6 ms
+        # (benchmarks/RESULTS.md). Planning each execution costs ~0.2 ms.
         con.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false),"
-                    " set_config('hnsw.ef_search', %s, false), set_config('hnsw.max_scan_tuples', %s, false)",
+                    " set_config('hnsw.ef_search', %s, false), set_config('hnsw.max_scan_tuples', %s, false),"
+                    " set_config('plan_cache_mode', 'force_custom_plan', false)",
                     (str(self.ef_search), str(self.max_scan_tuples)))
         register_vector(con)
         con.adapters.register_dumper(Tsvector, TsvectorDumper)
