@@ -240,7 +240,7 @@ def test_pages_are_stored_as_float16(docs, encoder):
     docs.create_collection("c")
     docs.upsert_document("cats", "c", text=CATS)
     [batch] = list(docs.store.iter_vectors(encoder.name))
-    [(page_id, n_tokens, blob)] = batch
+    [(page_id, n_tokens, blob, _encoding)] = batch
     assert n_tokens == len(encoder.encode_pages([CATS])[0])
     assert len(blob) == n_tokens * encoder.dims * 2
 

@@ -158,7 +158,9 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     assert invalid == {("Paris", "contradicted"), ("jazz", "refined")}
     assert after["doc_search"]["does a cat purr?"][0]["document_name"] == "cats"
     assert [r["document_name"] for r in after["doc_filtered"]["results"]] == ["markets"]
-    assert _raw_rows(source, pg, schema) == _raw_rows(source, None, None)  # vectors and blobs byte for byte
+    source_rows = _raw_rows(source, None, None)
+    assert all(row[-2] and row[-1] for row in source_rows["doc_pages"])  # the pages' encodings are copied too
+    assert _raw_rows(source, pg, schema) == source_rows  # vectors and blobs byte for byte
     with psycopg.connect(pg.url, autocommit=True) as con:
         con.execute(f'SET search_path TO "{schema}", public')
         assert con.execute("SELECT to_regclass(%s) IS NOT NULL", (postgres_schema.index_name(384),)).fetchone()[0]
@@ -285,7 +287,8 @@ _RAW = {
                        " FROM {p}graph_relations",
     "doc_collections": "SELECT id, name, metadata, created_at, updated_at FROM {p}doc_collections",
     "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM {p}doc_documents",
-    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors FROM {p}doc_pages",
+    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors, fde, fde_config"
+                 " FROM {p}doc_pages",
 }
 
 
@@ -365,3 +368,27 @@ def test_documents_of_several_source_tenants_need_a_choice(source, tmp_path, pg,
         migration.migrate(url(copy), pg.url, schema_name=schema, source_tenant="default", tenant="acme")
     with pg_memory(pg, schema, embedder, tenant="acme") as m, Documents(memory=m) as documents:
         assert [c["name"] for c in documents.list_collections()] == ["acme-only"]
+
+
+def test_pages_of_a_source_from_before_stored_encodings_are_copied_and_encoded_at_load(source, tmp_path, pg,
+                                                                                       embedder):
+    """A source file at the schema version before the pages' fast-path encodings (its doc_pages has no
+    such columns): the pages are copied with NULL encodings, which the first search computes and stores."""
+    from memlane.store import sqlite_schema
+
+    old = tmp_path / "old.db"
+    old.write_bytes(source.read_bytes())
+    before = next(n for n, statements in enumerate(sqlite_schema.MIGRATIONS)
+                  if any("ADD COLUMN fde" in s for s in statements))
+    con = sqlite3.connect(old, isolation_level=None)
+    con.execute("ALTER TABLE doc_pages DROP COLUMN fde")
+    con.execute("ALTER TABLE doc_pages DROP COLUMN fde_config")
+    con.execute(f"PRAGMA user_version = {before}")
+    con.close()
+    schema = pg.fresh_schema()
+    report = migration.migrate(url(old), pg.url, schema_name=schema)
+    assert report.counts["doc_pages"] == (3, 3)
+    assert {row[-2:] for row in _raw_rows(old, pg, schema)["doc_pages"]} == {(None, None)}
+    with pg_memory(pg, schema, embedder) as m, Documents(memory=m) as documents:
+        assert documents.search("does a cat purr?", top_k=1)["results"][0]["document_name"] == "cats"
+    assert all(row[-2] and row[-1] for row in _raw_rows(old, pg, schema)["doc_pages"])

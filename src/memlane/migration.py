@@ -4,8 +4,9 @@ What moves, per table, into one tenant of the target: raw messages, memories wit
 their vectors as stored (no re-embedding) and their token vectors, history events,
 the idempotency keys of imports, graph memory (entities and relations with their
 validity, provenance and float32 vectors as stored), and document collections,
-documents and pages (metadata, source, text, image, float16 token vectors and the
-encoder's name, as stored). The keyword index is rebuilt from the text by the
+documents and pages (metadata, source, text, image, float16 token vectors, the
+encoder's name and the fast-path encodings, as stored; a source from before those
+were stored gives NULL encodings, computed by the first process that loads them). The keyword index is rebuilt from the text by the
 PostgreSQL store's own analyzer (the same one the SQLite index uses).
 
 - **Tenants.** A SQLite file is one tenant for memories and graph; its document tables
@@ -83,9 +84,11 @@ _SOURCE_SQL = {
                        " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
     "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM doc_documents"
                      " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
-    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors FROM doc_pages"
-                 " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
+    "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors, {encodings}"
+                 " FROM doc_pages WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
 }
+#: the pages' fast-path encodings, or NULLs from a source written before they were stored
+_PAGE_ENCODINGS = {True: "fde, fde_config", False: "NULL, NULL"}
 #: A PostgreSQL memory size accepted for --index-memory (it goes into set_config, bound).
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 _FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": "", "graph_entities": 0, "graph_relations": 0,
@@ -170,6 +173,8 @@ class _Source:
         self.dtype = vectors.DTYPES[meta.get("vector_dtype", "float32")]
         self.key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
         self.tables = tables  # a store older than graph memory or documents has none of those rows
+        self.page_encodings = "doc_pages" in tables and "fde" in {
+            r[1] for r in self.con.execute("PRAGMA table_info(doc_pages)")}
         self.tenant = self._doc_tenant(tenant)
 
     def _doc_tenant(self, chosen: str | None) -> str | None:
@@ -198,7 +203,8 @@ class _Source:
     def rows(self, table: str, after: Any, batch: int) -> list[tuple]:
         if table not in self.tables:
             return []
-        return self.con.execute(_SOURCE_SQL[table], {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
+        sql = _SOURCE_SQL[table].format(encodings=_PAGE_ENCODINGS[self.page_encodings])
+        return self.con.execute(sql, {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
 
     def close(self) -> None:
         self.con.close()
@@ -385,7 +391,7 @@ def _f32(blob: bytes | None) -> np.ndarray | None:
 
 
 def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> None:
-    """Document rows into the target tenant (token vectors: the float16 bytes as stored), and a
+    """Document rows into the target tenant (token vectors and encodings: the bytes as stored), and a
     bump of the tenant's document version so running processes reload their page index."""
     from psycopg.types.json import Jsonb
 
@@ -399,7 +405,8 @@ def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> No
                         [(tenant, r[0], r[1], r[2], Jsonb(json.loads(r[3])), *r[4:]) for r in rows])
     else:
         cur.executemany("INSERT INTO memlane_doc_pages (tenant, id, document_id, page_number, text, image, encoder,"
-                        " dims, n_tokens, vectors) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        " dims, n_tokens, vectors, fde, fde_config)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                         [(tenant, *r) for r in rows])
     cur.execute("INSERT INTO memlane_doc_state (tenant, version) VALUES (%s, 1)"
                 " ON CONFLICT (tenant) DO UPDATE SET version = memlane_doc_state.version + 1", (tenant,))

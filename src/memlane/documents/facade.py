@@ -6,7 +6,10 @@ store of the memory store it shares (same SQLite file or PostgreSQL database, sa
 tenant), and searches with a ``PageIndex`` (``late_interaction``) it keeps in memory:
 
 - loaded lazily, on the first search, from the stored float16 vectors of the tenant's
-  pages encoded by the configured encoder;
+  pages encoded by the configured encoder, with each page's fast-path (MUVERA) encoding as
+  stored at upsert; a page without one made with this index's parameters (written before
+  encodings were stored, or under other parameters) is encoded then, and its encoding written
+  back for the next process;
 - kept in step with this process's writes (the pages an upsert or delete adds and
   removes), and read again when the store's write counter shows another process wrote.
 
@@ -21,6 +24,7 @@ import base64
 import binascii
 import functools
 import json
+import logging
 import math
 import threading
 import weakref
@@ -35,7 +39,7 @@ from memlane.documents import ingest
 from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError
-from memlane.documents.late_interaction import PageIndex, from_half, to_half
+from memlane.documents.late_interaction import PageIndex, from_fde, from_half, to_fde, to_half
 from memlane.documents.models import (
     RESERVED_COLLECTION_NAMES,
     CollectionOut,
@@ -46,11 +50,14 @@ from memlane.documents.models import (
     PageOut,
     PageRecord,
     PageWrite,
+    StoredVectors,
 )
 from memlane.documents.store import DocumentStore
-from memlane.errors import ConfigError, EmbedderMismatchError, InvalidInputError, UnsupportedInputError
+from memlane.errors import ConfigError, EmbedderMismatchError, InvalidInputError, StoreError, UnsupportedInputError
 from memlane.filters import MATCH_ALL, Node
 from memlane.ids import new_id
+
+_log = logging.getLogger(__name__)
 
 MAX_NAME_CHARS = 256
 #: pages encoded per model call while upserting (and per progress step)
@@ -126,6 +133,8 @@ class Documents:
         self._ids: set[str] = set()  # the page ids in the index
         self._index_version = -1
         self._lock = threading.RLock()
+        #: computes the encodings stored with the pages at upsert (the same parameters as the index)
+        self._encoding = self._new_index()
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Documents":
@@ -187,7 +196,7 @@ class Documents:
         stored_metadata = self._metadata(metadata)
         kind, pages, source = self._pages(text, file, filename, path, progress)
         self._collection(collection_name)  # unknown collection: fail before the costly encoding
-        writes = self._encode(pages, progress)
+        writes = self._with_encodings(self._encode(pages, progress))
         version = self._version_before_write()
         result = self.store.upsert_document(collection_name, name, stored_metadata, source, writes,
                                             self.encoder.name, self.encoder.dims)
@@ -340,10 +349,11 @@ class Documents:
                 f"pages of this store were encoded by {sorted(others)} but the configured encoder is "
                 f"{self.encoder.name!r}; configure that encoder (documents.encoder), or upsert those "
                 "documents again with this one")
+        fde_config = self._encoding.encoding_id
         if self._index is None:
-            self._index, self._ids = PageIndex(self.encoder.dims), set()
-            for batch in self.store.iter_vectors(self.encoder.name):
-                self._add_rows(batch)
+            self._index, self._ids = self._new_index(), set()
+            for batch in self.store.iter_vectors(self.encoder.name, fde_config):
+                self._add_rows(batch, save=True)
         else:
             stored = set(self.store.page_ids_of_encoder(self.encoder.name))
             gone = self._ids - stored
@@ -351,15 +361,59 @@ class Documents:
             self._ids -= gone
             new = sorted(stored - self._ids)
             for start in range(0, len(new), 500):
-                self._add_rows(self.store.vectors(new[start:start + 500]))
+                self._add_rows(self.store.vectors(new[start:start + 500], fde_config), save=True)
         self._index_version = version
         return self._index
 
-    def _add_rows(self, rows: Sequence[tuple[str, int, bytes]]) -> None:
-        if rows:
+    def _new_index(self) -> PageIndex:
+        """An empty page index; the one place its fast-path parameters are chosen, so the encodings
+        stored at upsert and the index that reads them back agree."""
+        return PageIndex(self.encoder.dims)
+
+    def _with_encodings(self, writes: list[PageWrite]) -> list[PageWrite]:
+        """The pages with their fast-path encodings, computed from the float16 vectors about to be
+        stored, as the index computes them at load (up to float32 rounding: BLAS sums a matrix
+        product of other row counts in another order). Stored once, every process then uses the
+        same encoding of a page."""
+        if writes:
             dims = self.encoder.dims
-            self._index.add([row[0] for row in rows], [from_half(row[2], dims) for row in rows])  # type: ignore[union-attr]
-            self._ids.update(row[0] for row in rows)
+            encodings = self._encoding.encode([from_half(p.vectors, dims) for p in writes])
+            for page, encoding in zip(writes, encodings):
+                page.fde, page.fde_config = to_fde(encoding), self._encoding.encoding_id
+        return writes
+
+    def _add_rows(self, rows: Sequence[StoredVectors], *, save: bool = False) -> None:
+        """Add stored pages to the index with their stored encodings; pages without a usable one are
+        encoded here, and (``save``) their encodings written back to the store."""
+        if not rows:
+            return
+        index = self._index
+        assert index is not None
+        dims, size = self.encoder.dims, self._encoding.encoding_size
+        pages = [from_half(row.vectors, dims) for row in rows]
+        encodings = np.empty((len(rows), size), dtype=np.float32)
+        missing = []
+        for n, row in enumerate(rows):
+            if row.fde is not None and len(row.fde) == size * 4:
+                encodings[n] = from_fde(row.fde)
+            else:
+                missing.append(n)
+        if missing:
+            encodings[missing] = index.encode([pages[n] for n in missing])
+            if save:
+                self._save_encodings([(rows[n].id, to_fde(encodings[n])) for n in missing])
+        index.add([row.id for row in rows], pages, encodings=encodings)
+        self._ids.update(row.id for row in rows)
+
+    def _save_encodings(self, encodings: list[tuple[str, bytes]]) -> None:
+        """Write encodings computed at load back to the store. Best effort: they are a cache of what
+        the pages' vectors determine, so a store that refuses the write (a read-only file, a lock
+        held too long) costs the next process the same encoding work, nothing else."""
+        try:
+            self.store.save_encodings(encodings, self._encoding.encoding_id)
+        except StoreError as exc:
+            _log.warning("could not store the fast-path encodings of %d pages (%s); they are computed "
+                         "again when the next process loads its page index", len(encodings), exc)
 
     def _version_before_write(self) -> int:
         with self._lock:
@@ -376,7 +430,7 @@ class Documents:
                 self._index.remove(list(removed))
                 self._ids.difference_update(removed)
                 if added:
-                    self._add_rows([(p.id, p.n_tokens, p.vectors) for p in added])
+                    self._add_rows([StoredVectors(p.id, p.n_tokens, p.vectors, p.fde) for p in added])
                 self._index_version = version
             else:
                 self._index_version = -1

@@ -115,6 +115,17 @@ def from_half(blob: bytes, dims: int) -> np.ndarray:
     return np.frombuffer(blob, dtype=HALF).reshape(-1, dims).astype(np.float32)
 
 
+def to_fde(encoding: np.ndarray) -> bytes:
+    """A fast-path encoding as little-endian float32 bytes (stored exactly: float16 would move the
+    candidates the index picks)."""
+    return np.asarray(encoding, dtype="<f4").tobytes()
+
+
+def from_fde(blob: bytes) -> np.ndarray:
+    """Inverse of ``to_fde``: a float32 vector."""
+    return np.frombuffer(blob, dtype="<f4")
+
+
 # ---------------------------------------------------------------------------------------------
 # token pooling
 
@@ -309,6 +320,11 @@ class PageIndex:
         f = self._encoder.params
         return f"muvera-d{self.dims}-r{f.repetitions}-b{f.simhash_bits}-p{f.projection_dims}-s{f.seed}" + \
             (f"-pool{self.pool_factor:g}" if self.pool_factor > 1 else "")
+
+    @property
+    def encoding_size(self) -> int:
+        """Dimensions of one page's fast-path encoding."""
+        return int(self._fde.shape[1])
 
     def encode(self, pages: Sequence[np.ndarray]) -> np.ndarray:
         """The fast-path encodings of pages, (n_pages, size) float32, exactly as ``add`` computes

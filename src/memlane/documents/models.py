@@ -8,7 +8,7 @@ shapes over the SDK, REST, MCP and the CLI.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from pydantic import BaseModel
 
@@ -49,6 +49,19 @@ class PageWrite:
     n_tokens: int
     vectors: bytes
     id: str = ""
+    #: the page's fast-path encoding (float32 bytes) and the name of its parameters; None: not computed
+    fde: bytes | None = None
+    fde_config: str | None = None
+
+
+class StoredVectors(NamedTuple):
+    """A stored page as the page index loads it: token vectors (float16 bytes) and, when stored with the
+    requested parameters, its fast-path encoding (float32 bytes; else None)."""
+
+    id: str
+    n_tokens: int
+    vectors: bytes
+    fde: bytes | None = None
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """The document store seam: what ``Documents`` needs from a backend (SQLite or PostgreSQL).
 
 Both backends keep the same three tables (collections, documents, pages with their
-token vectors as float16 bytes) under a tenant column, compile ``query_filter`` with
+token vectors as float16 bytes and their fast-path encodings as float32 bytes) under a tenant column, compile ``query_filter`` with
 the filter language's compilers, and count their writes per tenant (``version``), so
 the in-memory page index of a process notices another process's writes. Every write is
 one transaction. ``tests/test_documents_conformance.py`` runs the same tests on both.
@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from memlane.documents.models import CollectionRecord, DocumentRecord, PageHit, PageRecord, PageWrite, UpsertResult
+from memlane.documents.models import (
+    CollectionRecord,
+    DocumentRecord,
+    PageHit,
+    PageRecord,
+    PageWrite,
+    StoredVectors,
+    UpsertResult,
+)
 from memlane.filters import Node
 
 #: the columns every backend reads for a document (joined with its collection)
@@ -62,14 +70,19 @@ class DocumentStore(Protocol):
     def page_ids(self, collection_name: str | None, where: Node) -> list[str]:
         """Ids of the pages a search may return (collection and ``query_filter`` applied)."""
 
-    def iter_vectors(self, encoder: str, batch_size: int = 500) -> Iterator[list[tuple[str, int, bytes]]]:
-        """Every page of the tenant encoded by ``encoder``: (page id, number of token vectors, float16 bytes)."""
+    def iter_vectors(self, encoder: str, fde_config: str | None = None,
+                     batch_size: int = 500) -> Iterator[list[StoredVectors]]:
+        """Every page of the tenant encoded by ``encoder``: page id, number of token vectors, float16
+        bytes, and its stored fast-path encoding when it was made with ``fde_config`` (else None)."""
 
     def page_ids_of_encoder(self, encoder: str) -> list[str]:
         """Ids of every page of the tenant encoded by ``encoder`` (the index catches up by them)."""
 
-    def vectors(self, page_ids: Sequence[str]) -> list[tuple[str, int, bytes]]:
-        """(page id, number of token vectors, float16 bytes) of the given pages that exist."""
+    def vectors(self, page_ids: Sequence[str], fde_config: str | None = None) -> list[StoredVectors]:
+        """Like ``iter_vectors``, for the given pages that exist."""
+
+    def save_encodings(self, encodings: Sequence[tuple[str, bytes]], fde_config: str) -> None:
+        """Store (page id, fast-path encoding) of existing pages, made with ``fde_config``."""
 
     def encoders(self) -> dict[str, int]:
         """The encoders that encoded the tenant's pages, with their page counts."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from memlane.documents.store_sql import SqlDocumentStore
@@ -23,6 +24,7 @@ class PostgresDocumentStore(SqlDocumentStore):
     TABLES = {"collections": "memlane_doc_collections", "documents": "memlane_doc_documents",
               "pages": "memlane_doc_pages", "state": "memlane_doc_state"}
     LOCK = " FOR UPDATE OF c"
+    DB_ERRORS = (psycopg.Error,)
 
     def __init__(self, store: PostgresStore):
         super().__init__(store.tenant, PostgresFilterCompiler(

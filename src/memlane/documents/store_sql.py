@@ -14,8 +14,17 @@ from typing import Any, TypeVar
 
 from memlane import timeutil
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
-from memlane.documents.models import CollectionRecord, DocumentRecord, PageHit, PageRecord, PageWrite, UpsertResult
+from memlane.documents.models import (
+    CollectionRecord,
+    DocumentRecord,
+    PageHit,
+    PageRecord,
+    PageWrite,
+    StoredVectors,
+    UpsertResult,
+)
 from memlane.documents.store import COLLECTION_COLUMNS, DOCUMENT_COLUMNS, HIT_COLUMNS
+from memlane.errors import StoreError
 from memlane.filters import MATCH_ALL, Node
 from memlane.ids import new_id
 from memlane.store.sql_filters import FilterCompiler
@@ -30,6 +39,8 @@ class SqlDocumentStore(ABC):
     PLACEHOLDER = "%s"
     #: appended to the read of a row the transaction then changes (PostgreSQL: FOR UPDATE)
     LOCK = ""
+    #: the driver's errors (``save_encodings`` reports them as a StoreError)
+    DB_ERRORS: tuple[type[Exception], ...] = ()
 
     def __init__(self, tenant: str, compiler: FilterCompiler):
         self.tenant = tenant
@@ -192,9 +203,9 @@ class SqlDocumentStore(ABC):
                             (self._json_in(metadata), source, now, self.tenant, document_id))
             con.cursor().executemany(
                 self._sql("INSERT INTO {pages} (tenant, id, document_id, page_number, text, image, encoder, dims,"
-                          " n_tokens, vectors) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"),
-                [(self.tenant, p.id, document_id, p.page_number, p.text, p.image, encoder, dims, p.n_tokens, p.vectors)
-                 for p in pages])
+                          " n_tokens, vectors, fde, fde_config) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"),
+                [(self.tenant, p.id, document_id, p.page_number, p.text, p.image, encoder, dims, p.n_tokens, p.vectors,
+                  p.fde, p.fde_config) for p in pages])
             self._bump(con)
             document = self._document_row(con, collection_name, name)
             assert document is not None
@@ -281,30 +292,43 @@ class SqlDocumentStore(ABC):
                         " WHERE p.tenant = %s" + scope + " AND {clause}", clause=clause)
         return self._run(lambda con: [r[0] for r in con.execute(sql, params).fetchall()], write=False)
 
-    def iter_vectors(self, encoder: str, batch_size: int = 500) -> Iterator[list[tuple[str, int, bytes]]]:
+    def iter_vectors(self, encoder: str, fde_config: str | None = None,
+                     batch_size: int = 500) -> Iterator[list[StoredVectors]]:
         after = ""
-        sql = self._sql("SELECT id, n_tokens, vectors FROM {pages} WHERE tenant = %s AND encoder = %s AND id > %s"
-                        " ORDER BY id LIMIT %s")
+        sql = self._sql("SELECT id, n_tokens, vectors, " + _FDE_OF_CONFIG + " FROM {pages}"
+                        " WHERE tenant = %s AND encoder = %s AND id > %s ORDER BY id LIMIT %s")
         while True:
-            rows = self._run(lambda con: con.execute(sql, (self.tenant, encoder, after, batch_size)).fetchall(),
-                             write=False)
+            rows = self._run(lambda con: con.execute(sql, (fde_config, self.tenant, encoder, after,
+                                                           batch_size)).fetchall(), write=False)
             if not rows:
                 return
-            yield [(r[0], int(r[1]), bytes(r[2])) for r in rows]
+            yield [_stored(r) for r in rows]
             after = rows[-1][0]
 
     def page_ids_of_encoder(self, encoder: str) -> list[str]:
         sql = self._sql("SELECT id FROM {pages} WHERE tenant = %s AND encoder = %s")
         return self._run(lambda con: [r[0] for r in con.execute(sql, (self.tenant, encoder)).fetchall()], write=False)
 
-    def vectors(self, page_ids: Sequence[str]) -> list[tuple[str, int, bytes]]:
+    def vectors(self, page_ids: Sequence[str], fde_config: str | None = None) -> list[StoredVectors]:
         if not page_ids:
             return []
-        params: list[Any] = [self.tenant]
+        params: list[Any] = [fde_config, self.tenant]
         members = self._in("id", list(page_ids), params)
-        sql = self._sql("SELECT id, n_tokens, vectors FROM {pages} WHERE tenant = %s AND {members}", members=members)
-        return self._run(lambda con: [(r[0], int(r[1]), bytes(r[2])) for r in con.execute(sql, params).fetchall()],
-                         write=False)
+        sql = self._sql("SELECT id, n_tokens, vectors, " + _FDE_OF_CONFIG + " FROM {pages}"
+                        " WHERE tenant = %s AND {members}", members=members)
+        return self._run(lambda con: [_stored(r) for r in con.execute(sql, params).fetchall()], write=False)
+
+    def save_encodings(self, encodings: Sequence[tuple[str, bytes]], fde_config: str) -> None:
+        """Store the fast-path encodings of existing pages (pages written before encodings were
+        stored, or with other parameters). Not a change of the pages' content: no version bump."""
+        if not encodings:
+            return
+        sql = self._sql("UPDATE {pages} SET fde = %s, fde_config = %s WHERE tenant = %s AND id = %s")
+        try:
+            self._run(lambda con: con.cursor().executemany(
+                sql, [(fde, fde_config, self.tenant, page_id) for page_id, fde in encodings]), write=True)
+        except self.DB_ERRORS as exc:
+            raise StoreError(f"could not store page encodings: {exc}") from None
 
     def encoders(self) -> dict[str, int]:
         sql = self._sql("SELECT encoder, count(*) FROM {pages} WHERE tenant = %s GROUP BY encoder")
@@ -340,3 +364,11 @@ class SqlDocumentStore(ABC):
 
 def _bytes(value: Any) -> bytes | None:
     return None if value is None else bytes(value)
+
+
+#: a page's stored encoding when it was made with the parameters asked for (the first parameter)
+_FDE_OF_CONFIG = "CASE WHEN fde_config = %s THEN fde END"
+
+
+def _stored(row: Sequence[Any]) -> StoredVectors:
+    return StoredVectors(row[0], int(row[1]), bytes(row[2]), _bytes(row[3]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ class SQLiteDocumentStore(SqlDocumentStore):
     TABLES = {"collections": "doc_collections", "documents": "doc_documents", "pages": "doc_pages",
               "state": "doc_state"}
     PLACEHOLDER = "?"
+    DB_ERRORS = (sqlite3.Error,)
 
     def __init__(self, store: SQLiteStore, tenant: str = "default"):
         super().__init__(tenant, SqliteFilterCompiler(columns={}, documents={"document": "d.metadata",

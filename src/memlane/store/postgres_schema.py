@@ -266,6 +266,12 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE memlane_memories ALTER COLUMN vector SET STORAGE MAIN",
     ],
+    # documents: each page's fast-path (MUVERA) encoding, float32 bytes, computed at upsert, with
+    # the name of its parameters (PageIndex.encoding_id), so a process loading its page index
+    # reads it instead of computing it. NULL for pages written before: encoded at load, written back.
+    [
+        "ALTER TABLE memlane_doc_pages ADD COLUMN fde bytea, ADD COLUMN fde_config text",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

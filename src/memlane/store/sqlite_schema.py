@@ -210,6 +210,13 @@ MIGRATIONS: list[list[str]] = [
         "UPDATE memories SET nterms = ml_count_terms(text)",
         "CREATE INDEX memories_lengths ON memories(nterms, valid_to, user_id, agent_id, run_id)",
     ],
+    # documents: each page's fast-path (MUVERA) encoding, float32 bytes, computed at upsert, with
+    # the name of its parameters (PageIndex.encoding_id), so a process loading its page index
+    # reads it instead of computing it. NULL for pages written before: encoded at load, written back.
+    [
+        "ALTER TABLE doc_pages ADD COLUMN fde BLOB",
+        "ALTER TABLE doc_pages ADD COLUMN fde_config TEXT",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
