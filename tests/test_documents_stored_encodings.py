@@ -13,11 +13,12 @@ import sqlite3
 import numpy as np
 import pytest
 
-from memlane import Documents, Memory, keywords
+from memlane import Documents, Memory
 from memlane.documents.encoders import LocalTokenEncoder
 from memlane.documents.late_interaction import FDEEncoder, FDEParams, PageIndex, from_fde, from_half
 from memlane.errors import StoreError
 from memlane.store import sqlite_schema
+from memlane.store.sqlite import register_functions
 
 TEXTS = {
     "cats": "Cats are small furry animals. A cat purrs when it is content and sleeps most of the day.",
@@ -217,7 +218,7 @@ def test_a_sqlite_file_from_before_the_migration_is_upgraded_and_searched(tmp_pa
                   if any("ADD COLUMN fde" in s for s in statements))
     old = tmp_path / "old.db"
     con = sqlite3.connect(old, isolation_level=None)
-    con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)  # as SQLiteStore does
+    register_functions(con)  # as SQLiteStore does on every connection
     for statements in sqlite_schema.MIGRATIONS[:before]:
         for statement in statements:
             con.execute(statement)

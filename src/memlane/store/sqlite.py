@@ -91,6 +91,14 @@ def _term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, 
                 yield rowid, nterms, term, tf
 
 
+
+def register_functions(con: sqlite3.Connection) -> None:
+    """The SQL functions memlane's schema and queries call (the filter language's JSON match,
+    the keyword index's terms and lengths); every connection to a store needs them."""
+    con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
+    con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
+    con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
+
 class SQLiteStore:
     def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0):
         self.path = Path(path).expanduser()
@@ -123,9 +131,7 @@ class SQLiteStore:
         con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
         con.execute("PRAGMA temp_store=MEMORY")
         con.execute("PRAGMA cache_size=-32768")
-        con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
-        con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
-        con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
+        register_functions(con)
         with self._connections_lock:
             self._connections.append(con)
         return con
