@@ -35,6 +35,8 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=300_000)
     parser.add_argument("--scopes", default="1000,3000,10000,30000,100000")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--candidates", default="10,40",
+                        help="ann_candidates of the index path (rows asked of the index before keeping the best 10)")
     parser.add_argument("--shared-buffers", default="2GB", help="of the bundled server (the table should fit)")
     parser.add_argument("--maintenance-work-mem", default="2GB")
     args = parser.parse_args()
@@ -42,7 +44,9 @@ def main() -> int:
     set_shared_buffers(server, dsn, args.shared_buffers)
     database = PostgresDatabase(dsn, schema_name="crossover", max_size=2)
     exact = PostgresStore(database, "bench", exact_search_limit=10**9)
-    index = PostgresStore(database, "bench", exact_search_limit=0)
+    paths = {"exact": exact} | {f"index_{c}": PostgresStore(database, "bench", exact_search_limit=0,
+                                                           ann_candidates=int(c))
+                                for c in args.candidates.split(",")}
     exact.bind_embedder("synthetic", DIMS)
     rng = np.random.default_rng(7)
     centres, spread = centres_and_spread(rng, 2000)
@@ -73,30 +77,32 @@ def main() -> int:
     for n in sizes:
         where = scope.scoped_filter({"user_id": f"scope{n}"}, None)
         for q in queries[:10]:  # warm the index and the scope's pages
-            exact.search(q, where, 10, None)
-            index.search(q, where, 10, None)
-        times: dict[str, list[float]] = {"exact": [], "index": []}
-        recalls = []
+            for store in paths.values():
+                store.search(q, where, 10, None)
+        times: dict[str, list[float]] = {name: [] for name in paths}
+        recalls: dict[str, list[float]] = {name: [] for name in paths if name != "exact"}
+        order = list(paths.items())
         for i, q in enumerate(queries):
             found = {}
-            for name, store in (("exact", exact), ("index", index))[:: 1 if i % 2 else -1]:
+            for name, store in order[i % len(order):] + order[:i % len(order)]:  # rotate who goes first
                 t0 = time.perf_counter()
                 found[name] = [record.id for record, _ in store.search(q, where, 10, None)]
                 times[name].append(time.perf_counter() - t0)
-            recalls.append(len(set(found["index"]) & set(found["exact"])) / 10)
+            for name in recalls:
+                recalls[name].append(len(set(found[name]) & set(found["exact"])) / 10)
         with database.pool.connection() as con:  # the plan PostgreSQL picks for the index path's query
             plan = "\n".join(r[0] for r in con.execute(
                 f"EXPLAIN SELECT id FROM memlane_memories m WHERE m.tenant = 'bench' AND m.dims = {DIMS}"
                 f" AND m.user_id = %s ORDER BY (m.vector::vector({DIMS})) <=> %s::vector({DIMS}) LIMIT 10",
                 (f"scope{n}", queries[0])))
-        row = {"scope_rows": n, "exact": stats_ms(times["exact"]), "index": stats_ms(times["index"]),
-               "index_recall_at_10": round(float(np.mean(recalls)), 4),
+        row = {"scope_rows": n, **{name: stats_ms(values) for name, values in times.items()},
+               **{f"{name}_recall_at_10": round(float(np.mean(values)), 4) for name, values in recalls.items()},
                "index_path_plan_uses_hnsw": "hnsw" in plan}
         result["scopes"].append(row)
         print(json.dumps(row), flush=True)
     result["loadavg_end"] = os.getloadavg()
-    exact.close()
-    index.close()
+    for store in paths.values():
+        store.close()
     database.close()
     server.cleanup()
     print(json.dumps(result, indent=2))

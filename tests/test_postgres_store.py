@@ -129,6 +129,9 @@ def test_configuration_errors_are_helpful(pg, embedder, monkeypatch):
     with pytest.raises(ConfigError, match="vector_store.config.schema"):
         Memory({"vector_store": {"provider": "postgres", "config": {"dsn": pg.url, "schema": "no-dashes"}}},
                embedder=embedder)
+    with pytest.raises(ConfigError, match="vector_store.config.ann_candidates"):
+        Memory({"vector_store": {"provider": "postgres", "config": {"dsn": pg.url, "ann_candidates": 0}}},
+               embedder=embedder)
     with pytest.raises(ConfigError, match="unknown setting"):
         Memory({"vector_store": {"provider": "postgres", "config": {"dsn": pg.url, "colour": "red"}}},
                embedder=embedder)

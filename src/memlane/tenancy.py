@@ -111,7 +111,8 @@ class Tenants:
         settings = self.postgres
         if self._database is None:
             self._database = PostgresDatabase(settings.resolved_dsn(), **settings.database_options())
-        return PostgresStore(self._database, tenant_name(tenant), exact_search_limit=settings.exact_search_limit)
+        return PostgresStore(self._database, tenant_name(tenant), exact_search_limit=settings.exact_search_limit,
+                             ann_candidates=settings.ann_candidates)
 
     def open_tenants(self) -> list[str]:
         return sorted(self._memories)

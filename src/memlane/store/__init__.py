@@ -47,6 +47,8 @@ class PostgresStoreConfig(BaseModel):
     connect_timeout: float = Field(10.0, gt=0, description="seconds to wait for a connection")
     auto_migrate: bool = Field(True, description="upgrade the schema on start (else `memlane db upgrade`)")
     exact_search_limit: int = Field(10_000, ge=0, description="scopes up to this many memories are searched exactly")
+    ann_candidates: int = Field(40, ge=1, le=1000,
+                                description="rows a search through the HNSW index asks for before keeping the best")
     hnsw_m: int = Field(16, ge=2, le=100)
     hnsw_ef_construction: int = Field(
         128, ge=4, le=1000, description="HNSW build candidate list (pgvector's default of 64 gave recall@10 0.86"
@@ -127,4 +129,5 @@ def _postgres_store(settings: PostgresStoreConfig, dims: int) -> Store:
     except ImportError as exc:
         raise ConfigError(f"the PostgreSQL store needs the 'postgres' extra: pip install 'memlane[postgres]' ({exc})") from None
     database = PostgresDatabase(dsn, **settings.database_options())
-    return PostgresStore(database, settings.tenant, owns_database=True, exact_search_limit=settings.exact_search_limit)
+    return PostgresStore(database, settings.tenant, owns_database=True, exact_search_limit=settings.exact_search_limit,
+                         ann_candidates=settings.ann_candidates)

@@ -366,13 +366,16 @@ class PostgresStore:
     """One tenant's memories in a ``PostgresDatabase``. ``owns_database``: ``close`` closes the pool too."""
 
     def __init__(self, database: PostgresDatabase, tenant: str = "default", *, owns_database: bool = False,
-                 exact_search_limit: int = 10_000):
+                 exact_search_limit: int = 10_000, ann_candidates: int = 40):
         if not isinstance(tenant, str) or not tenant:
             raise ConfigError("the tenant of a PostgreSQL store must be a non-empty string")
         self.db = database
         self.tenant = tenant
         self.owns_database = owns_database
         self.exact_search_limit = exact_search_limit
+        # the index path asks for at least this many rows and keeps the best ``limit``: an
+        # iterative scan in relaxed order under a filter returns good rows, not the best ones first
+        self.ann_candidates = ann_candidates
         self._tenant_token = keywords.scope_token("tenant", tenant)
         self._closed = False
         self.dims: int | None = None
@@ -665,11 +668,12 @@ class PostgresStore:
                 _named(f"SELECT {_RECORD_COLUMNS}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
                        f" FROM memlane_memories m WHERE m.tenant = %(tenant)s AND m.dims = {int(dims)} AND {sql}"
                        f" ORDER BY (m.vector::{cast}) <=> %(q)s::{cast} LIMIT %(limit)s", len(params)),
-                {"q": query, "tenant": self.tenant, "limit": limit, **_positional(params)}).fetchall()
+                {"q": query, "tenant": self.tenant, "limit": max(limit, self.ann_candidates),
+                 **_positional(params)}).fetchall()
             if len(rows) < limit:  # the index gave up early (a very selective filter): score exactly
                 return None
             rows.sort(key=lambda r: (-r[-2], r[-1]))  # iterative scans return rows in relaxed order
-            return [r[:-1] for r in rows if threshold is None or r[-1 - 1] >= threshold]
+            return [r[:-1] for r in rows[:limit] if threshold is None or r[-1 - 1] >= threshold]
 
         def run(con: psycopg.Connection) -> list[tuple]:
             if schema.index_type(dims) is None or self._exact_is_small(con, where):
