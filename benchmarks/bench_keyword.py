@@ -36,17 +36,8 @@ from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.sqlite import _COMPILER, SQLiteStore  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import pct, sentence, summary, write_report  # noqa: E402
+from common import MEMORY_TEMPLATES as TEMPLATES, MEMORY_QUERIES as QUERIES, pct, sentence, summary, write_report  # noqa: E402,E501
 
-TEMPLATES = [
-    "I spent the weekend {s} with my {p} near {l}",
-    "My {p} thinks {s} is the best way to relax",
-    "We booked a trip to {l} to try {s} in spring",
-    "I have been practising {s} every morning since moving to {l}",
-    "My {p} gave me a book about {s} for my birthday",
-]
-QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How often do I practise {s}?",
-           "Who gave me a book about {s}?", "What did we book in {l}?"]
 ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)  # what Memory.search adds
 
 

@@ -32,17 +32,8 @@ from memlane.embeddings.local import LocalEmbedder  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import pct, sentence, summary, write_report  # noqa: E402
+from common import MEMORY_TEMPLATES as TEMPLATES, MEMORY_QUERIES as QUERIES, pct, sentence, summary, write_report  # noqa: E402,E501
 
-TEMPLATES = [
-    "I spent the weekend {s} with my {p} near {l}",
-    "My {p} thinks {s} is the best way to relax",
-    "We booked a trip to {l} to try {s} in spring",
-    "I have been practising {s} every morning since moving to {l}",
-    "My {p} gave me a book about {s} for my birthday",
-]
-QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How often do I practise {s}?",
-           "Who gave me a book about {s}?", "What did we book in {l}?"]
 
 
 def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:

@@ -13,6 +13,17 @@ SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", 
 PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
 RELATIVES = ["sister", "brother", "wife", "husband", "daughter", "son", "friend", "cousin", "manager", "neighbour"]
 
+#: Memory-like sentences and questions about them (the retrieval and keyword benchmarks).
+MEMORY_TEMPLATES = [
+    "I spent the weekend {s} with my {p} near {l}",
+    "My {p} thinks {s} is the best way to relax",
+    "We booked a trip to {l} to try {s} in spring",
+    "I have been practising {s} every morning since moving to {l}",
+    "My {p} gave me a book about {s} for my birthday",
+]
+MEMORY_QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How often do I practise {s}?",
+                  "Who gave me a book about {s}?", "What did we book in {l}?"]
+
 
 def sentence(rng: random.Random, templates: list[str], people: list[str] = RELATIVES) -> str:
     """One template filled with a subject {s}, a person {p} and a place {l}."""
