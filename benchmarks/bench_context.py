@@ -39,7 +39,7 @@ from memlane.models import MemoryRecord  # noqa: E402
 from memlane.retrieval import context  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import sentence, summary, write_report  # noqa: E402
+from common import sentence, summary, unit_vectors, write_report  # noqa: E402
 
 TEMPLATES = [
     "Spent the weekend {s} with their {p} near {l}",
@@ -62,8 +62,7 @@ def fill(memory: Memory, size: int, rng: random.Random) -> float:
     now = now_iso()
     for start in range(0, size, 5000):
         count = min(5000, size - start)
-        vectors = nprng.standard_normal((count, 384)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = unit_vectors(nprng, count)
         records = [MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES), hash="",
                                 created_at=now, updated_at=now, user_id="u", agent_id="tutor",
                                 memory_type="event" if i % 2 else "fact", vector=vectors[i])

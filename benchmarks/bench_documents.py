@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import Noise, loadavg, machine_facts  # noqa: E402
 
-from memlane.documents.late_interaction import FDEParams, PageIndex  # noqa: E402
+from memlane.documents.late_interaction import PageIndex  # noqa: E402
 
 
 def log(msg: str) -> None:

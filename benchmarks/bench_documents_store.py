@@ -51,6 +51,7 @@ from memlane.documents.facade import document_store
 from memlane.documents.late_interaction import to_half
 from memlane.documents.models import PageWrite
 from memlane.ids import new_id
+from common import write_report
 
 
 class SyntheticEncoder:
@@ -276,11 +277,7 @@ def main() -> int:
                 database.close()
                 if server is not None:
                     server.cleanup()
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    write_report(report, args.out)
     return 0
 
 

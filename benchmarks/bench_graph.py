@@ -43,7 +43,7 @@ from memlane.graph.resolve import normalize  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import PLACES, SUBJECTS, pct, sentence, summary, write_report  # noqa: E402
+from common import PLACES, SUBJECTS, pct, sentence, summary, unit_vectors, write_report  # noqa: E402
 
 PEOPLE = ["Sarah", "Tom", "Mia", "Omar", "Lena", "Raj", "Ana", "Yuki", "Ben", "Zoe", "Ivan", "Nia"]
 ORGS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark Labs", "Wayne Corp", "Soylent"]
@@ -54,18 +54,13 @@ QUERIES = ["What does {p} like to do?", "Where do I live now?", "Do I like {s}?"
            "When did we go to {l}?", "Who is my friend in {l}?"]
 
 
-def unit(nprng: np.random.Generator, n: int) -> np.ndarray:
-    v = nprng.standard_normal((n, 384)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-
 def fill(memory: Memory, args: argparse.Namespace, rng: random.Random) -> float:
     nprng = np.random.default_rng(7)
     started = time.perf_counter()
     now = now_iso()
     for start in range(0, args.size, 5000):
         count = min(5000, args.size - start)
-        vectors = unit(nprng, count)
+        vectors = unit_vectors(nprng, count)
         records = [MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES, PEOPLE), hash="", created_at=now,
                                 updated_at=now, user_id=f"user{(start + i) % args.users}", vector=vectors[i])
                    for i in range(count)]
@@ -76,11 +71,11 @@ def fill(memory: Memory, args: argparse.Namespace, rng: random.Random) -> float:
         for u in range(first, min(first + 50, args.users)):
             user = f"user{u}"
             chosen = [user] + rng.sample(names, args.entities - 1)
-            entity_vectors = unit(nprng, len(chosen))
+            entity_vectors = unit_vectors(nprng, len(chosen))
             entities = [Entity(id=str(uuid.uuid4()), name=n, key=normalize(n), user_id=user, created_at=now,
                                updated_at=now, vector=v) for n, v in zip(chosen, entity_vectors)]
             total = args.relations + args.relations // 4
-            relation_vectors = unit(nprng, total)
+            relation_vectors = unit_vectors(nprng, total)
             for i in range(total):
                 source = entities[0] if rng.random() < 0.6 else rng.choice(entities)
                 destination = rng.choice([e for e in entities if e is not source])

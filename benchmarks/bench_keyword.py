@@ -31,26 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memlane import filters as flt  # noqa: E402
 from memlane import keywords, scope, vectors  # noqa: E402
-from memlane.filters import SCOPE_COLUMNS, Compare, conjuncts  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.sqlite import _COMPILER, SQLiteStore  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import MEMORY_TEMPLATES as TEMPLATES, MEMORY_QUERIES as QUERIES, pct, sentence, summary, write_report  # noqa: E402,E501
+from common import MEMORY_QUERIES as QUERIES, MEMORY_TEMPLATES as TEMPLATES  # noqa: E402
+from common import pct, sentence, summary, unit_vectors, write_report  # noqa: E402
 
 ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)  # what Memory.search adds
 
 
 def fts5_bm25(store: SQLiteStore, query: str, vector: np.ndarray, where: flt.Node, limit: int) -> list[tuple]:
     """The SQLite keyword search before the shared BM25 rule (FTS5's bm25(), file-wide statistics)."""
-    ids: dict[str, list[str]] = {}
-    for c in conjuncts(where):
-        if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
-            if c.op == "eq":
-                ids[c.field.column] = [c.value]
-            elif c.op == "in" and None not in c.value and c.value:
-                ids[c.field.column] = list(c.value)
-    expression = keywords.match_expression(query, ids)
+    expression = keywords.match_expression(query, flt.scope_ids(where))
     if expression is None:
         return []
     sql, params = _COMPILER.compile(where)
@@ -74,8 +67,7 @@ def fill(store: SQLiteStore, size: int, users: int, rng: random.Random) -> float
     now = now_iso()
     for start in range(0, size, 5000):
         count = min(5000, size - start)
-        matrix = nprng.standard_normal((count, 384)).astype(np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = unit_vectors(nprng, count)
         store.apply(ChangeSet(inserts=[
             MemoryRecord(id=str(uuid.uuid4()), text=sentence(rng, TEMPLATES), hash="", created_at=now, updated_at=now,
                          user_id=f"user{(start + i) % users}", agent_id="helper" if (start + i) % 10 == 0 else None,

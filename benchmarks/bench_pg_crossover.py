@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from bench_postgres import DIMS, NOW, centres_and_spread, clustered, set_shared_buffers, start_server, stats_ms
+from common import write_report
 from memlane import scope
 from memlane.ids import new_id
 from memlane.models import MemoryRecord
@@ -105,7 +106,7 @@ def main() -> int:
         store.close()
     database.close()
     server.cleanup()
-    print(json.dumps(result, indent=2))
+    write_report(result, None)
     return 0
 
 

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from bench_postgres import DIMS, centres_and_spread, clustered, records, start_server
+from common import write_report
 from memlane.store import ChangeSet
 from memlane.store.postgres import PostgresDatabase, PostgresStore
 
@@ -70,7 +71,7 @@ def main() -> int:
     result["loadavg_end"] = os.getloadavg()
     if server is not None:
         server.cleanup()
-    print(json.dumps(result, indent=2))
+    write_report(result, None)
     return 0
 
 

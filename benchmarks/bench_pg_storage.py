@@ -16,7 +16,6 @@ since the server started) and warm, the two tables alternating query by query.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from datetime import datetime, timezone
@@ -26,6 +25,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from bench_postgres import start_server
+from common import unit_vectors, write_report
 
 STORAGES = ("external", "main")
 
@@ -56,8 +56,7 @@ def main() -> int:
     alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz     "))
     for start in range(0, args.rows, 5000):
         n = min(5000, args.rows - start)
-        vectors = rng.normal(0, 1, (n, args.dims)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = unit_vectors(rng, n, args.dims)
         texts = ["".join(rng_text.choice(alphabet, args.text_chars)) for _ in range(n)]
         for storage in STORAGES:
             t0 = time.perf_counter()
@@ -74,8 +73,7 @@ def main() -> int:
             f"SELECT pg_size_pretty(pg_relation_size('m_{storage}')),"
             f" pg_size_pretty(coalesce(pg_relation_size(reltoastrelid), 0)) FROM pg_class"
             f" WHERE oid = 'm_{storage}'::regclass").fetchone()
-    queries = rng.normal(0, 1, (args.queries, args.dims)).astype(np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = unit_vectors(rng, args.queries, args.dims)
     samples: dict[str, dict[str, list[float]]] = {s: {"cold": [], "warm": []} for s in STORAGES}
     for phase in ("cold", "warm"):
         for i, q in enumerate(queries):
@@ -104,7 +102,7 @@ def main() -> int:
     con.close()
     if server is not None:
         server.cleanup()
-    print(json.dumps(result, indent=2))
+    write_report(result, None)
     return 0
 
 

@@ -42,6 +42,7 @@ from memlane.models import MemoryRecord
 from memlane.store import ChangeSet
 from memlane.store.postgres import PostgresDatabase, PostgresStore, copy_history
 from memlane.store.postgres_schema import index_name
+from common import write_report
 
 EVAL = os.environ.get("MEMLANE_EVAL_DIR", "/work/shared/eval")
 
@@ -360,11 +361,7 @@ def main() -> int:
     store.close()
     if server is not None:
         server.cleanup()
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    write_report(result, args.out)
     return 0
 
 

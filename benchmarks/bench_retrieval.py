@@ -32,7 +32,8 @@ from memlane.embeddings.local import LocalEmbedder  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
-from common import MEMORY_TEMPLATES as TEMPLATES, MEMORY_QUERIES as QUERIES, pct, sentence, summary, write_report  # noqa: E402,E501
+from common import MEMORY_QUERIES as QUERIES, MEMORY_TEMPLATES as TEMPLATES  # noqa: E402
+from common import pct, sentence, summary, unit_vectors, write_report  # noqa: E402
 
 
 
@@ -42,12 +43,10 @@ def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:
     now = now_iso()
     for start in range(0, size, 5000):
         count = min(5000, size - start)
-        vectors = nprng.standard_normal((count, 384)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = unit_vectors(nprng, count)
         records = []
         for i in range(count):
-            tokens = nprng.standard_normal((rng.randint(8, 24), 384)).astype(np.float32)
-            tokens /= np.linalg.norm(tokens, axis=1, keepdims=True)
+            tokens = unit_vectors(nprng, rng.randint(8, 24))
             text = sentence(rng, TEMPLATES)
             records.append(MemoryRecord(id=str(uuid.uuid4()), text=text, hash="", created_at=now, updated_at=now,
                                         user_id=f"user{(start + i) % users}", vector=vectors[i], token_vectors=tokens))

@@ -8,6 +8,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SUBJECTS = ["running", "cooking", "the cello", "chess", "gardening", "pottery", "sailing", "painting", "hiking",
             "photography", "baking", "yoga", "climbing", "knitting", "cycling", "surfing", "reading", "jazz"]
 PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork", "Pune"]
@@ -28,6 +30,12 @@ MEMORY_QUERIES = ["What does my {p} like to do?", "When did I go to {l}?", "How 
 def sentence(rng: random.Random, templates: list[str], people: list[str] = RELATIVES) -> str:
     """One template filled with a subject {s}, a person {p} and a place {l}."""
     return rng.choice(templates).format(s=rng.choice(SUBJECTS), p=rng.choice(people), l=rng.choice(PLACES))
+
+
+def unit_vectors(nprng: np.random.Generator, n: int, dims: int = 384) -> np.ndarray:
+    """``n`` random unit vectors (float32), as stand-ins for embeddings where only speed is measured."""
+    v = nprng.standard_normal((n, dims)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def pct(values: list[float], q: float) -> float:

@@ -95,6 +95,19 @@ def conjuncts(node: Node) -> tuple[Node, ...]:
     return node.items if isinstance(node, And) else (node,)
 
 
+def scope_ids(where: Node) -> dict[str, list[str]]:
+    """The scope ids a top-level condition pins (column -> ids): what a scope index, or a keyword
+    match on scope tokens, can narrow the rows by. Empty when no scope id is pinned."""
+    scope: dict[str, list[str]] = {}
+    for c in conjuncts(where):
+        if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
+            if c.op == "eq":
+                scope[c.field.column] = [c.value]
+            elif c.op == "in" and c.value and None not in c.value:
+                scope[c.field.column] = list(c.value)
+    return scope
+
+
 def parse(
     filters: Mapping[str, Any] | None,
     *,

@@ -33,12 +33,12 @@ import psycopg_pool
 from psycopg import sql as pgsql
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from memlane import keywords, timeutil
 from memlane.errors import ConfigError, EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjuncts
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, postgres_graph
@@ -185,18 +185,6 @@ def store_tokens(cur: psycopg.Cursor, tenant: str, items: list[tuple[str, np.nda
             "INSERT INTO memlane_memory_tokens (tenant, memory_id, count, vectors) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (tenant, memory_id) DO UPDATE SET count = excluded.count, vectors = excluded.vectors",
             [(tenant, memory_id, len(t), np.asarray(t, dtype="<f2").tobytes()) for memory_id, t in items])
-
-
-def _is_scoped(where: Node) -> dict[str, list[str]]:
-    """The scope ids a top-level condition pins (key -> ids), which an index narrows the rows by."""
-    scope: dict[str, list[str]] = {}
-    for c in conjuncts(where):
-        if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
-            if c.op == "eq":
-                scope[c.field.column] = [c.value]
-            elif c.op == "in" and c.value and None not in c.value:
-                scope[c.field.column] = list(c.value)
-    return scope
 
 
 def redact(dsn: str) -> str:
@@ -640,7 +628,7 @@ class PostgresStore:
     def _exact_is_small(self, con: psycopg.Connection, where: Node) -> bool:
         """Whether the rows the scope ids (or, without them, the tenant) admit are few enough to
         score them all: a bounded count over the scope's index."""
-        scope = _is_scoped(where)
+        scope = scope_ids(where)
         conditions = "".join(f" AND {key} = ANY(%s)" for key in scope)
         n = con.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM memlane_memories WHERE tenant = %s{conditions} LIMIT %s) AS s",
@@ -690,7 +678,7 @@ class PostgresStore:
         terms = list(dict.fromkeys(keywords.analyze(query)))
         if not terms:
             return []
-        scope = _is_scoped(where)
+        scope = scope_ids(where)
         expression = "(" + " | ".join(_lexeme(t) for t in terms) + ") & " + _lexeme(self._tenant_token)
         for key, values in scope.items():
             expression += " & (" + " | ".join(_lexeme(keywords.scope_token(key, v)) for v in values) + ")"

@@ -25,7 +25,7 @@ import numpy as np
 
 from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts
+from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
 from memlane.graph_models import Entity, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, sqlite_graph
@@ -63,15 +63,6 @@ _MESSAGES = SqliteFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, docume
 def _record(row: Sequence) -> MemoryRecord:
     return MemoryRecord(*row[:10], metadata=json.loads(row[10]), memory_type=row[11], valid_to=row[12],
                         invalid_reason=row[13], superseded_by=row[14], source_message_ids=json.loads(row[15]))
-
-
-def _is_scoped(where: Node) -> bool:
-    """True when a top-level condition pins a scope id, so an index narrows the rows."""
-    return any(
-        isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS
-        and ((c.op == "eq" and c.value is not None) or (c.op == "in" and None not in c.value))
-        for c in conjuncts(where)
-    )
 
 
 def _count_terms(text: str) -> int:
@@ -399,7 +390,7 @@ class SQLiteStore:
         dims = self._dims()
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
-            if _is_scoped(where):
+            if scope_ids(where):
                 rows = con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params).fetchall()
                 if not rows:
                     return []
@@ -416,14 +407,7 @@ class SQLiteStore:
         """FTS5 finds the matching rows (the scope ids go into the MATCH, so only the scope's postings
         are read); the scores are ``store/bm25.py``'s over the rows ``where`` admits, not FTS5's
         ``bm25()``, whose statistics span the whole file (every user) and count scope tokens."""
-        scope: dict[str, list[str]] = {}
-        for c in conjuncts(where):
-            if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS and c.value is not None:
-                if c.op == "eq":
-                    scope[c.field.column] = [c.value]
-                elif c.op == "in" and None not in c.value and c.value:
-                    scope[c.field.column] = list(c.value)
-        expression = keywords.match_expression(query, scope)
+        expression = keywords.match_expression(query, scope_ids(where))
         if expression is None:
             return []
         terms = list(dict.fromkeys(keywords.analyze(query)))
@@ -452,7 +436,7 @@ class SQLiteStore:
     def _lengths_index_pays(self, con: sqlite3.Connection, where: Node) -> bool:
         """Count a search's BM25 statistics from the memories_lengths index (sqlite_keyword_stats.py)?"""
         scope_sql, scope_params = None, []
-        if _is_scoped(where):
+        if scope_ids(where):
             scope_sql, scope_params = _COMPILER.compile(conjoin(*(
                 c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
         return keyword_stats.use_lengths_index(con, where, scope_sql, scope_params)
