@@ -69,7 +69,8 @@ SCALES: tuple[frozenset[str], ...] = (
 
 # Markers (English on lower-cased text; Chinese on Simplified text)
 NEGATION_EN = ("not", "n't", "no longer", "never", "anymore", "any more", "stopped", "quit", "gave up", "don't")
-NEGATION_ZH = ("不再", "不想", "不要", "不喜欢", "不爱", "不吃", "不喝", "不是", "没有", "别再", "戒了", "放弃")
+NEGATION_ZH = ("不再", "不想", "不要", "不喜欢", "不爱", "不吃", "不喝", "不是", "没有", "别再", "戒了", "放弃",
+               "不怎么", "不太", "不住", "不在", "离职", "辞职", "退休", "卖掉", "卖了", "搬走", "分手", "离婚")
 CHANGE_EN = ("moved", "switched", "changed", "now", "new", "instead", "no longer", "anymore", "actually",
              "correction", "sold", "quit", "left", "became", "become", "from")
 CHANGE_ZH = ("换", "改", "搬", "现在", "转向", "转而", "卖掉", "卖了", "不再", "已经", "其实", "更正", "离开", "辞职")

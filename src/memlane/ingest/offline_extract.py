@@ -1,17 +1,27 @@
-"""Offline fact extraction: keep what a speaker states about themselves, in their own language.
+"""Offline fact extraction: keep what a message states about a person, in its own language.
 
-For each message of the speaker whose facts we want, split sentences (and
-Chinese clauses), drop questions, requests, greetings and small talk, strip
-discourse openers ("Big news:", "对了，"), and rewrite the first person into
-the third ("I like X" → "User likes X", 我喜欢X → 用户喜欢X). A request to
-forget something becomes a ``forget`` fact.
+Each message of the speaker whose facts we want is split into sentences (and
+Chinese clauses). A sentence is read as one of the forms people and agents use:
+
+- first person: "I like X" → "User likes X", 我喜欢X → 用户喜欢X (``english.third_person``);
+- third person: "The user is training …", "Marco is lactose intolerant", 用户住在苏州;
+- a bare predicate (a note with its subject left out): "Likes short meetings", 不吃香菜;
+- ``key: value``: "Favourite editor: Neovim", "User: night owl, drinks espresso";
+- wrapped: "Remember that …", "Note: …", 记一下：… (the wrapper is dropped).
+
+Questions, requests, greetings and small talk are dropped, and so is what states
+nothing about anyone; every sentence dropped has a reason, and ``skip_reason``
+gives a message's reason when nothing of it was kept, so ``add`` never stores
+nothing silently. A request to forget something becomes a ``forget`` fact.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from functools import lru_cache
 
-from memlane.ingest import language, lexicon
+from memlane.ingest import english, language, lexicon
 from memlane.ingest.types import Fact
 from memlane.models import Message
 
@@ -21,139 +31,253 @@ _OPENER_EN = re.compile(
     r"^(?:" + "|".join(re.escape(o) for o in sorted(lexicon.OPENERS_EN, key=len, reverse=True)) + r")\b[\s:,!—–-]*",
     re.I,
 )
-_AND_I_EN = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|i'd|my|we|our)\b)", re.I)
+#: where a first-person sentence holds a second statement: "…, and I also keep rabbits", "…, I speak French"
+_AND_I_EN = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|i'd|my|we|our)\b)|,\s+(?=(?:i|i'm|i've|my)\b)",
+                       re.I)
+_REQUEST_VERBS_EN = ("please", "tell", "help", "show", "give", "remind", "recommend", "suggest", "translate", "explain",
+                     "find", "let's", "book", "make", "write", "send", "check", "look", "search", "call", "order")
 
-_ADVERBS = frozenset("""just really also usually always never still recently actually often sometimes only mostly even
-already currently finally totally definitely absolutely mainly generally normally typically rarely seldom hardly
-probably truly honestly literally basically now then kinda sorta""".split())
-_MODALS = frozenset("can could will would should shall may might must".split())
-_IRREGULAR_PAST = frozenset("""was were went had got made took bought began became came saw left felt found gave knew
-met ran said sent sold spent thought told won wrote taught brought caught drove ate drank flew grew kept lost paid
-put read sat slept spoke stood swam understood woke wore quit set cut hit let shut did built chose fell forgot heard
-held hurt led lent meant rode rang rose sang sank shot sold stole struck swore threw tore""".split())
-_THIRD_PERSON = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
-_CONTRACTIONS = [
-    (r"\bI am\b", "{S} is"), (r"\bI'm\b", "{S} is"), (r"\bI’m\b", "{S} is"), (r"\bI was\b", "{S} was"),
-    (r"\bI've\b", "{S} has"), (r"\bI’ve\b", "{S} has"), (r"\bI'd\b", "{S} would"), (r"\bI'll\b", "{S} will"),
-    (r"\bI don't\b", "{S} doesn't"), (r"\bI do not\b", "{S} does not"), (r"\bI can't\b", "{S} can't"),
-]
+# reasons, as the add result words them
+QUESTION = "a question"
+REQUEST = "a request to the assistant"
+SMALL_TALK = "a greeting or small talk"
+NO_STATEMENT = "no statement about a person"
+CONTEXT = "an assistant turn: context for the user's facts, not a source of them"
+SYSTEM = "a system message: instructions, not facts"
+FORGET = "a request to forget"
 
 
-def _conjugate(verb: str) -> str:
-    lower = verb.lower()
-    if lower in _MODALS or lower in _IRREGULAR_PAST or lower.endswith("ed") or lower.endswith("n't"):
-        return verb
-    if lower in _THIRD_PERSON:
-        return _THIRD_PERSON[lower]
-    if re.search(r"(s|sh|ch|x|z|o)$", lower):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", lower):
-        return verb[:-1] + "ies"
-    return verb + "s"
+@dataclass
+class Reading:
+    """What one message gave: statements to remember, requests to forget, and why the rest was dropped."""
 
+    statements: list[str] = field(default_factory=list)
+    forget: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
-def third_person_en(sentence: str, subject: str) -> str:
-    text = sentence
-    for pattern, replacement in _CONTRACTIONS:
-        text = re.sub(pattern, replacement.format(S=subject), text)
-
-    def verb_after_i(match: re.Match) -> str:
-        adverbs, verb = match.group(1), match.group(2)
-        return f"{subject} {adverbs}{_conjugate(verb)}"
-
-    adverb = r"(?:" + "|".join(sorted(_ADVERBS)) + r")"
-    text = re.sub(r"\bI\s+((?:" + adverb + r"\s+)*)([A-Za-z]+)\b", verb_after_i, text)
-
-    def possessive(match: re.Match) -> str:  # "User is training for their first marathon"
-        return "their" if subject in text[:match.start()] else f"{subject}'s"
-
-    text = re.sub(r"\b[Mm]y\b", possessive, text)
-    text = re.sub(r"\b[Mm]ine\b", f"{subject}'s", text)
-    text = re.sub(r"\b[Mm]yself\b", "themselves", text)
-    text = re.sub(r"\b[Mm]e\b", lambda m: "them" if subject in text[:m.start()] else subject, text)
-    text = re.sub(r"\b[Oo]ur\b", f"{subject}'s", text)
-    text = re.sub(r"\b[Ww]e\b", f"{subject} and others", text)
-    text = re.sub(r"\b[Uu]s\b", f"{subject} and others", text)
-    return text
-
-
-def third_person_zh(text: str, subject: str) -> str:
-    return text.replace("我们", f"{subject}和家人").replace("我", subject)
+    def reason(self) -> str:
+        """The message's reason for giving no fact: its sentences' reasons, most frequent first."""
+        if not self.reasons:
+            return NO_STATEMENT
+        counts: dict[str, int] = {}
+        for r in self.reasons:
+            counts[r] = counts.get(r, 0) + 1
+        return ", ".join(sorted(counts, key=lambda r: -counts[r]))
 
 
 def _finish(text: str) -> str:
-    text = text.strip().rstrip(".!。！;；,，")
+    text = text.strip().rstrip(".!。！;；,，").strip()
     return text[:1].upper() + text[1:] if text else text
 
+
+# -- English ------------------------------------------------------------------------------------
 
 def _is_small_talk_en(sentence: str) -> bool:
     words = re.findall(r"[a-z']+", sentence.lower())
     return not words or all(w in lexicon.SMALL_TALK_EN for w in words)
 
 
-def _is_question_or_request_en(sentence: str) -> bool:
+def _kind_en(sentence: str) -> str | None:
+    """QUESTION, REQUEST or SMALL_TALK when the sentence is one, else None."""
     lowered = sentence.lower().strip()
     if lowered.endswith("?"):
-        return True
+        return QUESTION
+    if _is_small_talk_en(sentence):
+        return SMALL_TALK
     first = re.findall(r"[a-z']+", lowered)[:1]
-    if first and first[0] in ("please", "tell", "help", "show", "give", "remind", "recommend", "suggest",
-                              "translate", "explain", "find", "let's"):
-        return True
-    return language.contains_any(lowered, ("can you", "could you", "would you", "will you"))
+    if first and first[0] in _REQUEST_VERBS_EN:
+        return REQUEST
+    if language.contains_any(lowered, ("can you", "could you", "would you", "will you")):
+        return REQUEST
+    return None
 
 
-def _statements_en(text: str, agent: bool) -> list[str]:
-    subject = language.subject_word("en", agent)
+def _strip_openers(sentence: str) -> str:
+    while (stripped := _OPENER_EN.sub("", sentence, count=1)) != sentence and stripped.strip():
+        sentence = stripped
+    return sentence
+
+
+def _first_person_en(sentence: str, subject: str) -> list[str]:
     found = []
-    for sentence in language.sentences(text):
-        if _is_question_or_request_en(sentence) or _is_small_talk_en(sentence):
-            continue
-        while (stripped := _OPENER_EN.sub("", sentence, count=1)) != sentence:
-            sentence = stripped
-        for part in _AND_I_EN.split(sentence):
-            clauses = [c for c in re.split(r",\s+", part) if c.strip()]
-            # drop trailing asides addressed to the assistant ("so keep that in mind whenever you …")
-            kept = [c for c in clauses if not (_YOU_EN.search(c) and not _FIRST_PERSON_EN.search(c))]
-            statement = ", ".join(kept)
-            if statement and _FIRST_PERSON_EN.search(statement) and not _is_small_talk_en(statement):
-                found.append(_finish(third_person_en(statement, subject)))
+    for part in _AND_I_EN.split(sentence):
+        clauses = [c for c in re.split(r",\s+", part) if c.strip()]
+        # drop trailing asides addressed to the assistant ("so keep that in mind whenever you …")
+        kept = [c for c in clauses if not (_YOU_EN.search(c) and not _FIRST_PERSON_EN.search(c))]
+        statement = ", ".join(kept)
+        if statement and _FIRST_PERSON_EN.search(statement) and not _is_small_talk_en(statement):
+            found.append(english.third_person(statement, subject))
     return found
 
 
+def _with_subject(subject: str, predicate: str) -> list[str]:
+    """"likes X and hates Y" → ["User likes X", "User hates Y"]."""
+    return [f"{subject} {part}" for part in english.split_predicates(predicate)]
+
+
+def _lower_first(text: str) -> str:
+    word = re.match(r"[A-Za-z]+", text)
+    if word and word.group(0)[1:].islower() and english.lemmas(word.group(0).lower()):
+        return text[:1].lower() + text[1:]
+    return text
+
+
+def _third_person_en(sentence: str, subject: str) -> list[str] | None:
+    """Statements of a sentence about the user, a named person, or with its subject left out."""
+    who = english.subject_of(sentence)
+    if who == "user":
+        text = english.normalize_user(sentence, subject)
+        head = re.match(rf"{subject}(?:'s\s+[A-Za-z-]+)?\s+", text)
+        if head and not text[head.end():].startswith(("is ", "are ")) and "'s" not in head.group(0):
+            return _with_subject(subject, text[head.end():])
+        return [text]
+    if who in ("name", "pronoun"):
+        first = re.match(r"[A-Za-z]+", sentence)
+        rest = sentence[first.end():].lstrip() if first else sentence
+        if first and not rest.startswith(("'", "’")):
+            return _with_subject(first.group(0), rest)
+        return [sentence]
+    if english.is_bare_predicate(sentence):
+        return _with_subject(subject, _lower_first(sentence))
+    words = re.findall(r"[A-Za-z]+", sentence)
+    if len(words) >= 2 and "ADJ" in english.lemmas(words[0]) and words[1].lower() in (
+            "to", "of", "about", "with", "in", "at", "for", "from", "on"):  # "Allergic to peanuts"
+        return [f"{subject} is {_lower_first(sentence)}"]
+    return None
+
+
+def _key_value_en(key: str, value: str, subject: str) -> list[str]:
+    if english.names_user(key) and len(key.split()) <= 2:  # "User: night owl, drinks espresso"
+        items = [i.strip() for i in re.split(r"[;,]\s*", value) if i.strip()]
+        return [english.predicate_item(subject, item) for item in items]
+    if english.is_label(key) or english.subject_of(value) or english.names_user(value):
+        return [f"{key}: {english.normalize_user(value, subject)}"]  # "Ticket INC-2290: User's VPN drops …"
+    return [english.attribute(subject, key, value)]
+
+
+def _statements_en(sentence: str, subject: str, wrapped: bool = False) -> tuple[list[str], str | None]:
+    """The statements of one English sentence, or none and the reason."""
+    sentence = sentence.strip()
+    unwrapped, found_wrapper = english.strip_wrapper(sentence)
+    wrapped = wrapped or found_wrapper
+    sentence = _strip_openers(unwrapped)
+    pair = english.key_value(sentence)
+    if not wrapped and not (pair and english.is_label(pair[0])):  # "Order 7731-B: …" is a note, not an order
+        kind = _kind_en(sentence)
+        if kind:
+            return [], kind
+    if pair:
+        key, value = pair
+        key_lower = key.lower()
+        if key_lower in english.WRAPPERS or key_lower in lexicon.OPENERS_EN:
+            return _statements_en(value, subject, wrapped=True)
+        if _FIRST_PERSON_EN.search(value) and not english.is_label(key):
+            return _statements_en(value, subject, wrapped)
+        return _key_value_en(key, value, subject), None
+    if _FIRST_PERSON_EN.search(sentence):
+        found = _first_person_en(sentence, subject)
+        return (found, None) if found else ([], REQUEST if _YOU_EN.search(sentence) else NO_STATEMENT)
+    found = _third_person_en(sentence, subject)
+    if found:
+        return found, None
+    if wrapped:  # the speaker asked for it to be remembered: keep it as written
+        return [sentence], None
+    return [], REQUEST if _YOU_EN.search(sentence) else NO_STATEMENT
+
+
+# -- Chinese ------------------------------------------------------------------------------------
+
+_WRAPPER_ZH = re.compile(r"^(?:请|麻烦|帮我|你)?(?:记一下|记下来|记下|记住|记着|记录一下|记录|备注|注意|提醒一下|提醒)"
+                         r"(?:一下)?(?:吧)?[：:，,\s]*")
+_SUBJECT_ZH = ("用户", "使用者", "他", "她")
+#: clause openers that continue the statement before them (its object, a reason, a name)
+_LINKS_ZH = ("叫", "名叫", "是", "因为", "所以", "但", "不过", "而且", "然后", "就", "也就是", "比如", "包括", "尤其")
+_CONCEPT_TOKENS = frozenset(lexicon.CONCEPTS)
+_NOUN_TAGS = ("n", "nr", "ns", "nt", "nz", "nrt", "i", "j", "l", "r", "m", "q", "x", "eng")
+
+
+@lru_cache(maxsize=4096)
+def _first_tag(clause: str) -> str:
+    import rjieba
+
+    tags = rjieba.tag(language.to_simplified(clause))
+    return tags[0][1] if tags else ""
+
+
+_QUESTION_WORDS_ZH = re.compile(r"什么|怎么|为什么|哪(?!怕)|多少|是否|能不能|可不可以|有没有")
+#: question words that ask nothing: "不怎么" (not much), "没什么" (nothing much), "什么都" (anything)
+_NOT_QUESTION_ZH = re.compile(r"[不没](?:怎么|什么)|什么都|什么也|怎么也|怎么都|哪儿都|哪里都")
+
+
+def _is_question_zh(clause: str) -> bool:
+    simplified = language.to_simplified(clause).strip()
+    if simplified.endswith(("?", "？")) or re.search(r"[吗嘛呢][\s!！。.~～…]*$", simplified):
+        return True
+    return bool(_QUESTION_WORDS_ZH.search(_NOT_QUESTION_ZH.sub("", simplified)))
+
+
 def _clause_kind_zh(clause: str) -> str:
+    """skip:<reason> | first | subject | bare | noun."""
     simplified = language.to_simplified(clause)
     bare = re.sub(r"[\s!！。.?？~～…]+", "", simplified)
     if not bare or bare in lexicon.SMALL_TALK_ZH:
-        return "skip"
-    if clause.rstrip().endswith(("?", "？")) or any(q in simplified for q in lexicon.QUESTION_ZH if q not in ("么",)):
-        return "skip"
+        return "skip:" + SMALL_TALK
+    if _is_question_zh(clause):
+        return "skip:" + QUESTION
     if any(simplified.startswith(r) for r in lexicon.REQUEST_ZH) or "推荐" in simplified or "建议" in simplified:
-        return "skip"
+        return "skip:" + REQUEST
     if "我" not in clause and "你" in clause:  # an aside to the assistant ("你记一下")
-        return "skip"
-    return "first" if "我" in clause else "more"
+        return "skip:" + REQUEST
+    if "我" in clause:
+        return "first"
+    if simplified.startswith(_SUBJECT_ZH):
+        return "subject"
+    if simplified.startswith(_LINKS_ZH) or _first_tag(clause) in _NOUN_TAGS:
+        return "noun"
+    return "bare"
 
 
-def _statements_zh(text: str, agent: bool) -> list[str]:
-    subject = language.subject_word(language.script(text), agent)
-    found = []
-    for sentence in language.sentences(text):
-        if sentence.rstrip().endswith(("?", "？")):
+def third_person_zh(text: str, subject: str) -> str:
+    return text.replace("我们", f"{subject}和家人").replace("我", subject)
+
+
+def _statements_zh(sentence: str, subject: str) -> tuple[list[str], list[str]]:
+    """The statements of one Chinese sentence (clause by clause), and the reasons for clauses dropped."""
+    reasons: list[str] = []
+    sentence = _WRAPPER_ZH.sub("", sentence.strip())
+    if sentence.rstrip().endswith(("?", "？")):
+        return [], [QUESTION]
+    key_value = re.match(r"^([^：:，,。]{1,8})[：:](.+)$", sentence)
+    if key_value and "我" not in key_value.group(1):
+        key, value = key_value.group(1).strip(), key_value.group(2).strip().rstrip("。！!；;")
+        if key in ("用户", "使用者"):
+            sentence = f"{key}{value}"
+        else:
+            return [f"{subject}的{key}：{value}"], reasons
+    found: list[list[str]] = []
+    for clause in language.clauses_zh(sentence.rstrip("。！!；;")):
+        kind = _clause_kind_zh(clause)
+        if kind.startswith("skip:"):
+            reasons.append(kind[5:])
             continue
-        current: list[str] = []
-        for clause in language.clauses_zh(sentence.rstrip("。！!；;")):
-            kind = _clause_kind_zh(clause)
-            if kind == "skip":
-                continue
-            if kind == "first" and current:
-                found.append("，".join(current))
-                current = []
-            if kind == "first" or current:
-                current.append(clause)
-        if current:
-            found.append("，".join(current))
-    return [_finish(third_person_zh(statement, subject)) for statement in found]
+        if kind in ("first", "subject"):
+            found.append([clause])
+            continue
+        # a clause without a subject starts a statement of its own when it names an attribute of its own
+        # ("…，风险承受度中等", "…，更喜欢看书"); else it continues the one before ("…，吃了会起疹子", "…，香蕉和梨")
+        own = bool(language.terms(clause) & _CONCEPT_TOKENS) and kind == "bare" or (
+            kind == "noun" and bool(language.terms(clause) & _CONCEPT_TOKENS)
+            and not language.to_simplified(clause).startswith(_LINKS_ZH))
+        if found and not own:
+            found[-1].append(clause)
+        elif kind == "bare" or own:
+            found.append([subject + clause])
+        else:
+            reasons.append(NO_STATEMENT)
+    return [third_person_zh("，".join(parts), subject) for parts in found], reasons
 
+
+# -- messages -----------------------------------------------------------------------------------
 
 def _forget_topic(sentence: str) -> str | None:
     """The subject of a request to forget, or None if the sentence asks nothing of the kind."""
@@ -162,6 +286,26 @@ def _forget_topic(sentence: str) -> str | None:
     if not (language.has_cjk(sentence) or _FIRST_PERSON_EN.search(sentence) or _YOU_EN.search(sentence)):
         return None
     return sentence
+
+
+def read(message: Message, *, speaker_is_agent: bool) -> Reading:
+    """Statements, requests to forget and reasons of one message, sentence by sentence."""
+    reading = Reading()
+    for sentence in language.sentences(message.content):
+        topic = _forget_topic(sentence) if not speaker_is_agent else None
+        if topic is not None:
+            reading.forget.append(topic)
+            continue
+        if language.has_cjk(sentence):
+            subject = language.subject_word(language.script(sentence), speaker_is_agent)
+            statements, reasons = _statements_zh(sentence, subject)
+            reading.reasons.extend(reasons)
+        else:
+            statements, reason = _statements_en(sentence, language.subject_word("en", speaker_is_agent))
+            if reason:
+                reading.reasons.append(reason)
+        reading.statements.extend(_finish(s) for s in statements if _finish(s))
+    return reading
 
 
 def classify(text: str) -> str:
@@ -181,6 +325,17 @@ def classify(text: str) -> str:
     return "fact"
 
 
+def skip_reason(message: Message, *, agent_facts: bool) -> str:
+    """Why a message gave no fact (a greeting, a question, an assistant turn …)."""
+    if message.role == "system":
+        return SYSTEM
+    if message.role not in ("user", "assistant"):
+        return f"a {message.role} message: not a source of facts"
+    if message.role == "assistant" and not agent_facts:
+        return CONTEXT
+    return read(message, speaker_is_agent=message.role == "assistant").reason()
+
+
 def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
     facts: list[Fact] = []
     seen: set[str] = set()
@@ -188,19 +343,11 @@ def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
         speaker_is_agent = message.role == "assistant"
         if message.role not in ("user", "assistant") or (speaker_is_agent and not agent_facts):
             continue
-        statements: list[str] = []
-        for sentence in language.sentences(message.content):
-            topic = _forget_topic(sentence) if not speaker_is_agent else None
-            if topic is not None:
-                facts.append(Fact(text=topic, kind="forget", sources=(index,)))
-                continue
-            if language.has_cjk(sentence):
-                statements.extend(_statements_zh(sentence, speaker_is_agent))
-            else:
-                statements.extend(_statements_en(sentence, speaker_is_agent))
-        for statement in statements:
+        reading = read(message, speaker_is_agent=speaker_is_agent)
+        facts.extend(Fact(text=topic, kind="forget", sources=(index,)) for topic in reading.forget)
+        for statement in reading.statements:
             key = statement.casefold()
-            if statement and key not in seen:
+            if key not in seen:
                 seen.add(key)
                 facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,)))
     return facts

@@ -31,7 +31,8 @@ SAME_MEANING = 0.95
 MIN_COVERAGE = 0.5
 
 #: Markers that name a replacement outright ("switched to Y", 换成Y): one shared term is enough.
-_EXPLICIT_REPLACEMENT = ("switched to", "switched from", "replaced", "instead of", "moved to", "changed to",
+_EXPLICIT_REPLACEMENT = ("switched to", "switched from", "replaced", "instead of", "moved to", "changed to", "joined",
+                         "now works at", "now works for", "now lives in",
                          "换成", "改成", "改为", "改用", "换了", "转向", "搬到")
 #: After a negation, these name the new state ("… now I only want bonds", 只想买债券).
 _NEW_STATE = _EXPLICIT_REPLACEMENT + ("instead", "rather", "转而", "只想")
@@ -62,6 +63,28 @@ def _new_value_terms(fact: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_FRAME_EN = re.compile(r"^(?P<owner>[A-Z][\w-]*)(?:'s|’s)\s+(?P<attribute>[^,;]+?)\s+(?:is|are|was|were)\s+(?P<value>.+)$")
+_FRAME_ZH = re.compile(r"^(?P<owner>[^的，,。]{1,6})的(?P<attribute>[^，,。是叫为]{1,10})(?:是|叫|为|叫做)(?P<value>.+)$")
+
+
+def attribute_frame(text: str) -> tuple[str, frozenset[str], frozenset[str]] | None:
+    """"User's car is a Honda" → (owner, attribute terms, value terms); 用户的女儿叫小雨 likewise."""
+    simplified = language.to_simplified(text).strip()
+    match = _FRAME_EN.match(simplified) or _FRAME_ZH.match(simplified)
+    if not match:
+        return None
+    attribute, value = language.terms(match["attribute"]), language.terms(match["value"])
+    if not attribute or not value:
+        return None
+    return match["owner"].lower(), attribute, value
+
+
+def _new_attribute_value(fact: str, memory: str) -> bool:
+    """Both give the same owner's same attribute (car, favourite editor, 女儿) a different value."""
+    f, m = attribute_frame(fact), attribute_frame(memory)
+    return bool(f and m and f[:2] == m[:2] and not f[2] <= m[2] and not m[2] <= f[2])
+
+
 def relation(fact: str, memory: str, similarity: float) -> str | None:
     """How a fact relates to a memory: duplicate, contradict, replace, refine, or None (unrelated)."""
     a, b = language.terms(fact), language.terms(memory)
@@ -79,6 +102,10 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     if strong and negation_differs and coverage >= MIN_COVERAGE:
         return "replace" if novel and language.contains_any(fact, _NEW_STATE) else "contradict"
     if exclusive and same_party and novel:
+        return "replace"
+    if exclusive and same_party and negation_differs:  # "left the job", 离职了: the state ended
+        return "contradict"
+    if _new_attribute_value(fact, memory):
         return "replace"
     scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
     if strong and scales_f and scales_m and not scales_f & scales_m:
