@@ -63,8 +63,8 @@ def add(
     for item in result["results"] + result["unchanged"]:
         before = f"  [dim](was: {escape(item['previous_memory'])})[/dim]" if item.get("previous_memory") else ""
         console.print(f"[{colour[item['event']]}]{item['event']:6}[/] {item['id']}  {escape(item['memory'])}{before}")
-    if not result["results"] and not result["unchanged"]:
-        console.print("[dim]nothing worth remembering[/dim]")
+    for item in result.get("skipped", []):
+        console.print(f"[dim]SKIP   {item['message_id']}  {escape(item['reason'])}[/dim]")
     graph = result.get("relations")  # graph memory is on
     if graph:
         if graph["status"] != "ok":
@@ -296,6 +296,38 @@ def eval_reconcile(
                       "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape("; ".join(case["failures"])))
     console.print(table)
     for key in ("by_category", "by_lang"):
+        console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
+    console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
+
+
+@command("notes", on=eval_app)
+def eval_notes(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="note cases (JSON Lines)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Add each case's notes and statements to a fresh user, then check the active memories:
+    expected words, forbidden phrases, stale states, invented words and silent adds.
+
+    Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
+    """
+    from rich.table import Table
+
+    from memlane.evaluation import notes as evaluation
+
+    with _evaluation_memory() as memory:
+        report = evaluation.run(memory, evaluation.load_cases(file))
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"note cases · engine {report['engine']}")
+    for column in ("case", "kind", "lang", "result", "memories / why"):
+        table.add_column(column, overflow="fold")
+    for case in report["cases"]:
+        detail = "; ".join(case["failures"]) if case["failures"] else " | ".join(case["memories"])
+        table.add_row(case["id"], case["kind"], case["lang"],
+                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape(detail))
+    console.print(table)
+    for key in ("by_kind", "by_lang"):
         console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
     console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
 

@@ -26,6 +26,7 @@ from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine
 from memlane.ingest.plan import Context, plan
+from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
 from memlane.retrieval import fusion, judge, timeline
@@ -132,8 +133,10 @@ class Memory:
         messages as one memory of the agent.
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
-        "status": "ok" | "failed", "reason"?, "facts", "unchanged", "message_ids"}``;
-        ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed.
+        "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
+        ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed, and
+        ``skipped`` (``infer=True``) each message that changed nothing, with why:
+        ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
         """
         ids = scope.scope_ids(user_id, agent_id, run_id)
         scope.require_ids(ids)
@@ -180,12 +183,18 @@ class Memory:
         graph = ChangeSet()
         if self.graph is not None:  # relations are written with the memories, or alone when formation fails
             graph.graph, outcome["relations"] = self.graph.plan_add(received, ids, message_ids)
+        agent_facts = "agent_id" in ids and "user_id" not in ids
+
+        def explain(message: Message) -> str:
+            return self.engine.skip_reason(message, agent_facts=agent_facts)
+
         try:
-            facts = self.engine.extract(received, agent_facts="agent_id" in ids and "user_id" not in ids)
+            facts = self.engine.extract(received, agent_facts=agent_facts)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:
                 if graph.graph:
                     self.store.apply(graph)
+                outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)
                 return outcome
             vectors = self.embeddings.documents([f.text for f in facts])
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), _ACTIVE)
@@ -203,9 +212,10 @@ class Memory:
         outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
         outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
-        outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged)
-        if outcome_plan.skipped:
-            outcome["skipped"] = outcome_plan.skipped
+        outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,
+                       skipped=skipped_messages(received, message_ids, facts, outcome_plan, explain))
+        if outcome_plan.ignored:
+            outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = ()) -> list[MemoryRecord]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memlane.evaluation.reconcile import load_cases
+from memlane.ingest import english
 from memlane.memory import Memory
 
 __all__ = ["load_cases", "run", "run_case", "invented_words"]
@@ -29,13 +30,6 @@ __all__ = ["load_cases", "run", "run_case", "invented_words"]
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
 #: words memlane itself writes (the subject of a rewritten statement)
 _OWN_WORDS = frozenset({"user", "user's", "agent", "agent's"})
-#: English's closed word classes (lemminflect's dictionary holds the open ones: nouns, verbs, adjectives, adverbs)
-_CLOSED_CLASS = frozenset("""a an the and or but nor so yet for of to in on at by with from about into onto over under
-after before between through during without within against among than as if because while although though since
-until unless whether that this these those which who whom whose what where when why how i me my mine myself you
-your yours yourself he him his himself she her hers herself it its itself we us our ours ourselves they them their
-theirs themselves one some any no none all each every both either neither is am are was were be been being has have
-had do does did can could will would shall should may might must not""".split())
 
 
 @dataclass
@@ -63,7 +57,7 @@ def invented_words(memory_text: str, source_text: str) -> list[str]:
         if folded in given or folded in _OWN_WORDS:
             continue
         base = folded[:-2] if folded.endswith("'s") else folded
-        if base in given or base in _OWN_WORDS or base in _CLOSED_CLASS or _is_english_word(base):
+        if base in given or base in _OWN_WORDS or base in english.FUNCTION_WORDS or _is_english_word(base):
             continue
         found.append(word)
     return found

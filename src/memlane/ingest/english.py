@@ -36,6 +36,13 @@ _MODALS = frozenset("can could will would shall should may might must ought".spl
 _DETERMINERS = frozenset("""a an the my your his her its our their this that these those some any every each no
 two three four five six several many few much more most all both""".split())
 _SUBJECT_PRONOUNS = frozenset({"he", "she", "they"})
+#: English's closed word classes (lemminflect's dictionary holds the open ones: nouns, verbs, adjectives, adverbs)
+FUNCTION_WORDS = frozenset("""a an the and or but nor so yet for of to in on at by with from about into onto over under
+after before between through during without within against among than as if because while although though since
+until unless whether that this these those which who whom whose what where when why how i me my mine myself you
+your yours yourself he him his himself she her hers herself it its itself we us our ours ourselves they them their
+theirs themselves one some any no none all each every both either neither is am are was were be been being has have
+had do does did can could will would shall should may might must not hi hello hey there""".split())
 
 _WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z]+|\s+")
 
@@ -245,7 +252,8 @@ def names_user(text: str) -> bool:
 
 def _capitalized_name(word: str) -> bool:
     """A capitalised word that is not an ordinary English word: a person's (or a place's) name."""
-    return word[:1].isupper() and word[1:].islower() and not lemmas(word.lower())
+    return (word[:1].isupper() and word[1:].islower() and word.lower() not in FUNCTION_WORDS
+            and not lemmas(word.lower()))
 
 
 def subject_of(sentence: str) -> str | None:
@@ -258,11 +266,13 @@ def subject_of(sentence: str) -> str | None:
         return "user"
     if first.lower() in _SUBJECT_PRONOUNS or first.lower() in ("his", "her", "their"):
         return "pronoun"
-    second = words[1] if len(words) > 1 else ""
     name = first[:-2] if first.endswith(("'s", "’s")) else first
-    if _capitalized_name(name) and (first != name or is_verb(second) or is_adverb(second)):
+    if not _capitalized_name(name):
+        return None
+    if first != name:  # "Marco's sister lives in Rome"
         return "name"
-    return None
+    following = [w for w in words[1:4] if not is_adverb(w)][:1]  # "Marco (also) plays …", "Marco is …"
+    return "name" if following and verb_form(following[0]) in ("VBZ", "VBD", "MD") else None
 
 
 def is_bare_predicate(sentence: str) -> bool:

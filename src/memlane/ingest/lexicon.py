@@ -92,6 +92,7 @@ further once also as because until while user user's agent agent's s t d ll m ve
 really actually honestly basically literally totally truly quite pretty just always ever still even
 big huge little lot lots much many well way thing things stuff kind sort bit
 been have being get got gets getting now every almost anymore these those days
+not no don't doesn't didn't isn't aren't wasn't weren't won't can't cannot never longer
 """.split())
 
 # Chinese words that contain a concept's character without meaning it (记住 "remember" is not 住 "live")
@@ -111,6 +112,7 @@ FUNCTION_ZH = ("用户", "使用者", "我们", "我的", "我", "你", "他", "
 SMALL_TALK_EN = frozenset("""
 ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect alright right yes yeah yep no nope
 hi hello hey bye goodbye lol haha hmm got it sounds good good noted understood welcome morning evening night
+there everyone everybody all guys folks you so much very a lot see later soon take care again too
 """.split())
 SMALL_TALK_ZH = ("好的", "好", "谢谢", "多谢", "谢啦", "不客气", "嗯", "哦", "哈哈", "你好", "再见", "晚安", "早安",
                  "收到", "明白", "知道了", "行", "可以", "没问题", "对了", "忘了跟你说", "顺便说一下", "放心", "其实",

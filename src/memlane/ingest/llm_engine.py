@@ -129,6 +129,13 @@ class LLMEngine:
                                       reason=reason))
         return decisions
 
+    def skip_reason(self, message: Message, *, agent_facts: bool) -> str:
+        """The offline reading when it names one (a question, a greeting …), else the model's silence."""
+        reason = offline_extract.skip_reason(message, agent_facts=agent_facts)
+        if set(reason.split(", ")) <= set(offline_extract.EVIDENT_REASONS):
+            return reason
+        return "the model found no durable fact in it"
+
     def summarize_procedure(self, messages: list[Message]) -> str:
         history = "\n".join(f"[{m.role}{f' {m.name}' if m.name else ''}] {m.content}" for m in messages)
         try:

@@ -23,6 +23,9 @@ class OfflineEngine:
     def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
         return offline_reconcile.reconcile(facts, candidates)
 
+    def skip_reason(self, message: Message, *, agent_facts: bool) -> str:
+        return offline_extract.skip_reason(message, agent_facts=agent_facts)
+
     def summarize_procedure(self, messages: list[Message]) -> str:
         """A deterministic digest: the task, each step the agent or a tool took, and the outcome."""
         task = next((m.content for m in messages if m.role == "user"), None)

@@ -44,7 +44,8 @@ SMALL_TALK = "a greeting or small talk"
 NO_STATEMENT = "no statement about a person"
 CONTEXT = "an assistant turn: context for the user's facts, not a source of them"
 SYSTEM = "a system message: instructions, not facts"
-FORGET = "a request to forget"
+#: reasons any engine can give by looking at a message (not at what a model made of it)
+EVIDENT_REASONS = (QUESTION, REQUEST, SMALL_TALK, CONTEXT, SYSTEM)
 
 
 @dataclass
@@ -80,15 +81,15 @@ def _is_small_talk_en(sentence: str) -> bool:
 def _kind_en(sentence: str) -> str | None:
     """QUESTION, REQUEST or SMALL_TALK when the sentence is one, else None."""
     lowered = sentence.lower().strip()
-    if lowered.endswith("?"):
-        return QUESTION
-    if _is_small_talk_en(sentence):
-        return SMALL_TALK
     first = re.findall(r"[a-z']+", lowered)[:1]
     if first and first[0] in _REQUEST_VERBS_EN:
         return REQUEST
     if language.contains_any(lowered, ("can you", "could you", "would you", "will you")):
         return REQUEST
+    if lowered.endswith("?"):
+        return QUESTION
+    if _is_small_talk_en(sentence):
+        return SMALL_TALK
     return None
 
 

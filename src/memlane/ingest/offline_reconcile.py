@@ -99,7 +99,10 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     same_party = _parties(fact) == _parties(memory)
     exclusive = shared & lexicon.EXCLUSIVE
 
-    if strong and negation_differs and coverage >= MIN_COVERAGE:
+    # a negation of the general case reaches the specific memory: "no tech stocks" ends "likes AI tech stocks"
+    own = a - lexicon.GENERIC
+    fact_coverage = len(strong) / len(own) if own else 0.0
+    if strong and negation_differs and max(coverage, fact_coverage) >= MIN_COVERAGE:
         return "replace" if novel and language.contains_any(fact, _NEW_STATE) else "contradict"
     if exclusive and same_party and novel:
         return "replace"

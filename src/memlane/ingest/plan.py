@@ -38,7 +38,13 @@ class Plan:
     changes: ChangeSet = field(default_factory=ChangeSet)
     results: list[dict[str, Any]] = field(default_factory=list)
     unchanged: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    #: decisions that could not be applied, and why (unknown memory, second decision, no text)
+    ignored: list[str] = field(default_factory=list)
+    #: facts (indices) behind a change (ADD, UPDATE, DELETE) and behind a NONE
+    changed_facts: set[int] = field(default_factory=set)
+    known_facts: set[int] = field(default_factory=set)
+    #: a change no fact is known for (an LLM may merge facts or name none): it may come from any message
+    unattributed_change: bool = False
 
 
 def plan(
@@ -56,14 +62,14 @@ def plan(
     for d in decisions:
         if d.event in ("UPDATE", "DELETE", "NONE"):
             if d.target not in known:
-                out.skipped.append(f"{d.event} of unknown memory {d.target!r}")
+                out.ignored.append(f"{d.event} of unknown memory {d.target!r}")
                 continue
             if d.target in touched:
-                out.skipped.append(f"second decision ({d.event}) about memory {d.target}")
+                out.ignored.append(f"second decision ({d.event}) about memory {d.target}")
                 continue
             touched.add(d.target)
         if d.event in ("ADD", "UPDATE") and not d.text.strip():
-            out.skipped.append(f"{d.event} without text")
+            out.ignored.append(f"{d.event} without text")
             continue
         accepted.append(d)
 
@@ -80,6 +86,17 @@ def plan(
             return [context.message_ids[i] for i in facts[d.fact].sources if i < len(context.message_ids)]
         return list(context.message_ids)
 
+    def changed(d: Decision) -> None:
+        if d.fact is None:
+            out.unattributed_change = True
+        else:
+            out.changed_facts.add(d.fact)
+
+    def known_already(d: Decision, old: MemoryRecord) -> None:
+        out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+        if d.fact is not None:
+            out.known_facts.add(d.fact)
+
     added_for_fact: dict[int, str] = {}
     for d in accepted:
         if d.event != "ADD":
@@ -92,25 +109,27 @@ def plan(
         )
         out.changes.inserts.append(record)
         out.results.append({"id": record.id, "memory": record.text, "event": "ADD"})
+        changed(d)
         if d.fact is not None:
             added_for_fact.setdefault(d.fact, record.id)
     for d in accepted:
         if d.event == "UPDATE":
             old = known[d.target]
             if d.text == old.text:
-                out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+                known_already(d, old)
                 continue
             out.changes.updates.append(Update(id=old.id, updated_at=context.now, text=d.text, hash=context.hash(d.text),
                                               vector=vector(d.text), actor_id=context.actor_id, role=context.role,
                                               reason=d.reason or None, source_message_ids=sources(d)))
             out.results.append({"id": old.id, "memory": d.text, "event": "UPDATE", "previous_memory": old.text})
+            changed(d)
         elif d.event == "DELETE":
             old = known[d.target]
             out.changes.invalidations.append(Invalidate(
                 id=old.id, reason=d.reason or "contradicted", actor_id=context.actor_id, role=context.role,
                 superseded_by=added_for_fact.get(d.fact) if d.fact is not None else None))
             out.results.append({"id": old.id, "memory": old.text, "event": "DELETE"})
+            changed(d)
         elif d.event == "NONE":
-            old = known[d.target]
-            out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+            known_already(d, known[d.target])
     return out

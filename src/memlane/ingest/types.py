@@ -61,5 +61,8 @@ class Engine(Protocol):
     def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
         """One decision per fact (and per memory a fact contradicts)."""
 
+    def skip_reason(self, message: Message, *, agent_facts: bool) -> str:
+        """Why ``message`` gave no fact, in a few words (a question, a greeting, an assistant turn …)."""
+
     def summarize_procedure(self, messages: list[Message]) -> str:
         """One memory summarising an agent's execution history."""

@@ -84,7 +84,10 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     ) -> dict[str, Any]:
         """Remember a conversation: extract lasting facts and reconcile them with what is already known
         (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
-        kept verbatim. Returns the changes made (results: id, memory, event) and the facts extracted."""
+        kept verbatim. Returns the changes made (results: id, memory, event), the facts extracted, each
+        message that stored nothing with why (skipped: message_id, reason) and a one-line summary (message).
+        A note that states nothing to remember is reported, never stored silently: pass infer=false to
+        keep it exactly as written."""
         caller = resolve(ctx)
         return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                                               metadata=metadata, infer=infer, memory_type=memory_type))

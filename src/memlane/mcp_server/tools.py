@@ -176,7 +176,27 @@ def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: 
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
                memory_type: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
-    return run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type, **scope))
+    outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
+                                            **scope))
+    outcome["message"] = add_summary(outcome)
+    return outcome
+
+
+def add_summary(outcome: Mapping[str, Any]) -> str:
+    """One line an agent reads: what the add stored, or why it stored nothing (never an empty success)."""
+    if outcome.get("status") == "failed":
+        return (f"memory formation failed: {outcome.get('reason', '')}; the messages are kept verbatim "
+                "(call add_memory with infer=false to store the note as written)")
+    events: dict[str, int] = {}
+    for item in outcome.get("results", []):
+        events[item["event"]] = events.get(item["event"], 0) + 1
+    if events:
+        return "stored: " + ", ".join(f"{n} {event}" for event, n in events.items())
+    reasons = sorted({item["reason"] for item in outcome.get("skipped", [])})
+    if outcome.get("unchanged") and reasons == ["already known"]:
+        return "nothing new: already known (see unchanged)"
+    return ("nothing stored: " + ("; ".join(reasons) or "no fact found")
+            + ". To keep a note exactly as written, call add_memory with infer=false.")
 
 
 def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
