@@ -149,6 +149,9 @@ _CONTRACTIONS = [
 _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|[^A-Za-z]+")
 
 
+_NEGATIVE_AUXILIARIES = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "ain't": "isn't"}
+
+
 def _conjugate_after_i(text: str, subject: str) -> str:
     """Each "I <adverbs> <verb>" → "<subject> <adverbs> <verb, third person>"."""
     tokens = _TOKEN.findall(text)
@@ -163,7 +166,10 @@ def _conjugate_after_i(text: str, subject: str) -> str:
             if is_adverb(word) or (word.lower() == "longer" and previous == "no"):
                 j += 2
                 continue
-            if verb_form(word) == "VB":
+            negative = _NEGATIVE_AUXILIARIES.get(word.lower().replace("’", "'"))
+            if negative:  # "I really don't like" → "User really doesn't like"
+                tokens[j + 1] = negative
+            elif verb_form(word) == "VB":
                 tokens[j + 1] = third_singular(word)
             break
     return "".join(tokens)
