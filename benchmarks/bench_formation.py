@@ -5,8 +5,12 @@
   embedding of the facts and the other stages timed apart.
 - LLM engine: chat calls per ``add`` (must be <= 2), counted against the scripted
   OpenAI-compatible server of the test suite (tests/support/openai_server.py).
+- ``--compare REV``: the same offline run under the code of git revision REV (checked out into a
+  temporary worktree) and under the current code, alternately in subprocesses of one run, so
+  the ratio of their latencies is measured on the same machine at the same time.
 
     python benchmarks/bench_formation.py [--scope-size 10000] [--adds 300] [--out FILE]
+    python benchmarks/bench_formation.py --compare REV [--rounds 2] [--scope-size 10000] [--adds 300]
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ def turns(n: int, rng: random.Random) -> list[str]:
         lambda: f"I moved to {rng.choice(CITIES)} last month.",
         lambda: "ok thanks, that's helpful!",
         lambda: f"我最近在学{rng.choice(['吉他', '游泳', '日语', '书法', '围棋'])}，每周{rng.randint(1, 5)}次。",
+        # notes as agents write them (MCP add_memory)
+        lambda: f"The user's {rng.choice(PEOPLE)} is a {rng.choice(JOBS)} in {rng.choice(CITIES)}",
+        lambda: f"Favourite food: {rng.choice(FOODS)}",
     ]
     return [rng.choice(templates)() for _ in range(n)]
 
@@ -139,13 +146,58 @@ def llm_calls(embedder: LocalEmbedder, adds: int) -> dict:
     return {"adds": adds, "max_calls_per_add": max(per_add), "mean_calls_per_add": round(statistics.mean(per_add), 2)}
 
 
+def compare(revision: str, rounds: int, scope_size: int, adds: int) -> dict:
+    """Offline add latency under ``revision`` and under the current code, alternating, in one run."""
+    import subprocess
+
+    worktree = Path(tempfile.mkdtemp(prefix="memlane-base-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), revision], check=True,
+                   capture_output=True)
+    sources = {"base": worktree / "src", "current": ROOT / "src"}
+    runs: dict[str, list[dict]] = {"base": [], "current": []}
+    try:
+        for round_number in range(rounds):
+            order = ["base", "current"] if round_number % 2 == 0 else ["current", "base"]
+            for label in order:
+                env = {**os.environ, "PYTHONPATH": str(sources[label])}
+                out = subprocess.run([sys.executable, __file__, "--offline-only", "--scope-size", str(scope_size),
+                                      "--adds", str(adds)], env=env, check=True, capture_output=True, text=True)
+                runs[label].append(json.loads(out.stdout))
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], capture_output=True)
+
+    def summary(label: str) -> dict:
+        p50 = statistics.median(r["add_ms"]["p50"] for r in runs[label])
+        p95 = statistics.median(r["add_ms"]["p95"] for r in runs[label])
+        return {"add_ms_p50": p50, "add_ms_p95": p95, "runs": runs[label]}
+
+    base, current = summary("base"), summary("current")
+    return {"base_revision": revision, "rounds": rounds, "base": base, "current": current,
+            "ratio_p50": round(current["add_ms_p50"] / base["add_ms_p50"], 3),
+            "ratio_p95": round(current["add_ms_p95"] / base["add_ms_p95"], 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scope-size", type=int, default=10_000)
     parser.add_argument("--adds", type=int, default=300)
     parser.add_argument("--out")
+    parser.add_argument("--compare", metavar="REV", help="A/B: offline add under git revision REV vs the current code")
+    parser.add_argument("--rounds", type=int, default=2, help="with --compare: runs of each side, alternating")
+    parser.add_argument("--offline-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.compare:
+        report = {"date": time.strftime("%Y-%m-%d"), "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
+                  "compare": compare(args.compare, args.rounds, args.scope_size, args.adds)}
+        text = json.dumps(report, indent=2, ensure_ascii=False)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text + "\n")
+        return
     embedder = LocalEmbedder()
+    if args.offline_only:
+        print(json.dumps(offline(args.scope_size, args.adds, embedder)))
+        return
     report = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},

@@ -12,6 +12,7 @@ from memlane.evaluation import notes
 from memlane.ingest.offline_extract import extract
 from memlane.mcp_server import tools
 from memlane.models import Message
+from support.server_fixtures import live  # noqa: F401  (fixture)
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 DEV = EVAL / "notes" / "notes_dev.jsonl"
@@ -202,3 +203,16 @@ def test_eval_notes_command_reports_passes_and_failures(cli, tmp_path):
 ])
 def test_the_evaluator_flags_invented_words(memory_text, source, invented):
     assert notes.invented_words(memory_text, source) == invented
+
+
+def test_rest_and_mem0_routes_report_skipped_messages(live):
+    with live.client(live.key("skip-tenant")) as http:
+        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "How are you?"},
+                                                         {"role": "user", "content": "I keep bees."}],
+                                            "user_id": "ana"}).json()
+        assert [r["memory"] for r in rest["results"]] == ["User keeps bees"]
+        assert rest["skipped"] == [{"message_id": rest["message_ids"][0], "reason": "a question"}]
+        platform = http.post("/v3/memories/add/", json={"messages": [{"role": "user", "content": "Thanks!"}],
+                                                        "user_id": "ana"}).json()
+        assert platform["status"] == "SUCCEEDED" and platform["results"] == []
+        assert [s["reason"] for s in platform["skipped"]] == ["a greeting or small talk"]

@@ -34,7 +34,8 @@ def health() -> dict[str, Any]:
 def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]:
     """Keeps the messages verbatim, then extracts and reconciles facts (``infer``) or stores
     each message as a memory. Returns ``Memory.add``'s result: ``results`` (ADD / UPDATE /
-    DELETE events), ``status``, ``facts``, ``unchanged``, ``message_ids``."""
+    DELETE events), ``status``, ``facts``, ``unchanged``, ``skipped`` (each message that stored nothing,
+    with why) and ``message_ids``."""
     messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
