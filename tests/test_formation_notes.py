@@ -44,6 +44,9 @@ NOTES = [  # (message, the statements the offline engine keeps)
     ("不吃香菜，喜欢吃辣", ["用户不吃香菜", "用户喜欢吃辣"]),
     ("我偏好科技股，風險承受度中等", ["使用者偏好科技股", "使用者風險承受度中等"]),
     ("我有一只猫，叫咪咪", ["用户有一只猫，叫咪咪"]),  # the name is the cat's, not the user's
+    ("- likes tea\n- hates coffee\n* works at Acme", ["User likes tea", "User hates coffee", "User works at Acme"]),
+    ("小明喜欢打篮球", ["小明喜欢打篮球"]),
+    ("1) 不吃辣", ["用户不吃辣"]),
     ("I no longer drink alcohol.", ["User no longer drinks alcohol"]),
     ("I particularly enjoy baking sourdough bread.", ["User particularly enjoys baking sourdough bread"]),
     ("I quit IBM and now work at Canva.", ["User quit IBM and now works at Canva"]),

@@ -37,6 +37,8 @@ _AND_I_EN = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|i'd|my|we
 _REQUEST_VERBS_EN = ("please", "tell", "help", "show", "give", "remind", "recommend", "suggest", "translate", "explain",
                      "find", "let's", "book", "make", "write", "send", "check", "look", "search", "call", "order")
 
+_BULLET = re.compile(r"^\s*(?:[-*•·–—]|\d{1,2}[.)、]|[（(]\d{1,2}[）)])\s*")
+
 # reasons, as the add result words them
 QUESTION = "a question"
 REQUEST = "a request to the assistant"
@@ -231,7 +233,7 @@ def _clause_kind_zh(clause: str) -> str:
         return "skip:" + REQUEST
     if "我" in clause:
         return "first"
-    if simplified.startswith(_SUBJECT_ZH):
+    if simplified.startswith(_SUBJECT_ZH) or _first_tag(clause) == "nr":  # 用户…, 她…, 小明…
         return "subject"
     if simplified.startswith(_LINKS_ZH) or _first_tag(clause) in _NOUN_TAGS:
         return "noun"
@@ -293,6 +295,9 @@ def read(message: Message, *, speaker_is_agent: bool) -> Reading:
     """Statements, requests to forget and reasons of one message, sentence by sentence."""
     reading = Reading()
     for sentence in language.sentences(message.content):
+        sentence = _BULLET.sub("", sentence)  # "- likes tea", "2) 不吃辣"
+        if not sentence:
+            continue
         topic = _forget_topic(sentence) if not speaker_is_agent else None
         if topic is not None:
             reading.forget.append(topic)
