@@ -394,7 +394,6 @@ class Memory:
         query = validation.text(query, "query", self.limits)
         limit = validation.limit(limit, self.limits)
         threshold = validation.threshold(threshold)
-        settings = self.config.retrieval
         flags = self._stage_flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             _validity(include_invalid, as_of))

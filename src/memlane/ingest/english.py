@@ -44,8 +44,6 @@ your yours yourself he him his himself she her hers herself it its itself we us 
 theirs themselves one some any no none all each every both either neither is am are was were be been being has have
 had do does did can could will would shall should may might must not hi hello hey there""".split())
 
-_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|[^\sA-Za-z]+|\s+")
-
 
 def lemmas(word: str) -> dict[str, tuple[str, ...]]:
     return _lemmas(word.lower().replace("’", "'"))

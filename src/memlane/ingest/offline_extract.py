@@ -130,10 +130,8 @@ def _third_person_en(sentence: str, subject: str) -> list[str] | None:
     who = english.subject_of(sentence)
     if who == "user":
         text = english.normalize_user(sentence, subject)
-        head = re.match(rf"{subject}(?:'s\s+[A-Za-z-]+)?\s+", text)
-        if head and not text[head.end():].startswith(("is ", "are ")) and "'s" not in head.group(0):
-            return _with_subject(subject, text[head.end():])
-        return [text]
+        head = re.match(rf"{subject}(?:'s\s+[A-Za-z-]+)?\s+", text)  # "User", "User's son"
+        return _with_subject(head.group(0).strip(), text[head.end():]) if head else [text]
     if who in ("name", "pronoun"):
         first = re.match(r"[A-Za-z]+", sentence)
         rest = sentence[first.end():].lstrip() if first else sentence
