@@ -23,6 +23,8 @@ def test_add_accepts_string_dict_and_list(memory):
         ],
         user_id="u", infer=False)
     assert [r["memory"] for r in result["results"]] == ["I live in Oslo", "Oslo is lovely"]  # system skipped
+    assert result["skipped"] == [{"message_id": result["message_ids"][0],
+                                  "reason": "a system message: instructions, not facts"}]  # and said so
     assert set(result["results"][0]) == {"id", "memory", "event"}
     items = {i["memory"]: i for i in memory.get_all(user_id="u")["results"]}
     assert items["I live in Oslo"]["actor_id"] == "ana" and items["I live in Oslo"]["role"] == "user"

@@ -24,7 +24,7 @@ from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
-from memlane.ingest import create_engine
+from memlane.ingest import create_engine, offline_extract
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
@@ -175,6 +175,9 @@ class Memory:
             return self._form(received, ids, stored_metadata, promoted, memory_type, message_ids, outcome)
         records = self.insert(drafts)
         outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
+        if not infer and memory_type != "procedural":
+            outcome["skipped"] = [{"message_id": kept[i].id, "reason": offline_extract.SYSTEM}
+                                  for i, m in enumerate(received) if m.role == "system"]
         return outcome
 
     def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
