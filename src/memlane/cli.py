@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
@@ -279,25 +279,10 @@ def eval_reconcile(
 
     Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
     """
-    from rich.table import Table
-
     from memlane.evaluation import reconcile as evaluation
 
-    with _evaluation_memory() as memory:
-        report = evaluation.run(memory, evaluation.load_cases(file))
-    if as_json:
-        _print_json(report)
-        return
-    table = Table(title=f"reconciliation cases · engine {report['engine']}")
-    for column in ("case", "category", "lang", "result", "why"):
-        table.add_column(column, overflow="fold")
-    for case in report["cases"]:
-        table.add_row(case["id"], case["category"], case["lang"],
-                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape("; ".join(case["failures"])))
-    console.print(table)
-    for key in ("by_category", "by_lang"):
-        console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
-    console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
+    _run_cases(evaluation, file, as_json, "reconciliation cases", "category",
+               lambda case: "; ".join(case["failures"]))
 
 
 @command("notes", on=eval_app)
@@ -310,24 +295,32 @@ def eval_notes(
 
     Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
     """
-    from rich.table import Table
-
     from memlane.evaluation import notes as evaluation
+
+    _run_cases(evaluation, file, as_json, "note cases", "kind",
+               lambda case: "; ".join(case["failures"]) if case["failures"] else " | ".join(case["memories"]))
+
+
+def _run_cases(evaluation: Any, file: Path, as_json: bool, title: str, group: str,
+               detail: Callable[[dict[str, Any]], str]) -> None:
+    """Run an evaluation module's labelled cases on a temporary store and print the report: one row a
+    case (pass/FAIL and ``detail``), totals per group and language (or the report as JSON)."""
+    from rich.table import Table
 
     with _evaluation_memory() as memory:
         report = evaluation.run(memory, evaluation.load_cases(file))
     if as_json:
         _print_json(report)
         return
-    table = Table(title=f"note cases · engine {report['engine']}")
-    for column in ("case", "kind", "lang", "result", "memories / why"):
+
+    table = Table(title=f"{title} · engine {report['engine']}")
+    for column in ("case", group, "lang", "result", "detail"):
         table.add_column(column, overflow="fold")
     for case in report["cases"]:
-        detail = "; ".join(case["failures"]) if case["failures"] else " | ".join(case["memories"])
-        table.add_row(case["id"], case["kind"], case["lang"],
-                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape(detail))
+        table.add_row(case["id"], case[group], case["lang"],
+                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape(detail(case)))
     console.print(table)
-    for key in ("by_kind", "by_lang"):
+    for key in (f"by_{group}", "by_lang"):
         console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
     console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlane.evaluation.reconcile import load_cases
+from memlane.evaluation.reconcile import load_cases, summarize
 from memlane.ingest import english
 from memlane.memory import Memory
 
@@ -97,20 +96,4 @@ def run_case(memory: Memory, case: dict[str, Any]) -> CaseResult:
 
 
 def run(memory: Memory, cases: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    results = [run_case(memory, case) for case in cases]
-    by: dict[str, dict[str, list[int]]] = {"kind": defaultdict(lambda: [0, 0]), "lang": defaultdict(lambda: [0, 0])}
-    for r in results:
-        for key in by:
-            tally = by[key][getattr(r, key)]
-            tally[0] += r.passed
-            tally[1] += 1
-    passed = sum(r.passed for r in results)
-    return {
-        "engine": memory.engine.name,
-        "passed": passed,
-        "total": len(results),
-        "pass_rate": round(passed / len(results), 4) if results else 0.0,
-        "by_kind": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by["kind"].items())},
-        "by_lang": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by["lang"].items())},
-        "cases": [r.__dict__ for r in results],
-    }
+    return summarize(memory.engine.name, [run_case(memory, case) for case in cases], ("kind", "lang"))

@@ -87,21 +87,24 @@ def run_case(memory: Memory, case: dict[str, Any]) -> CaseResult:
                       outcome["facts"])
 
 
-def run(memory: Memory, cases: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    results = [run_case(memory, case) for case in cases]
-    by: dict[str, dict[str, list[int]]] = {"category": defaultdict(lambda: [0, 0]), "lang": defaultdict(lambda: [0, 0])}
+def summarize(engine: str, results: list[Any], groups: tuple[str, ...]) -> dict[str, Any]:
+    """Totals of case results (each with ``passed`` and the attributes named in ``groups``), and per group."""
+    by: dict[str, dict[str, list[int]]] = {key: defaultdict(lambda: [0, 0]) for key in groups}
     for r in results:
-        for key in by:
+        for key in groups:
             tally = by[key][getattr(r, key)]
             tally[0] += r.passed
             tally[1] += 1
     passed = sum(r.passed for r in results)
     return {
-        "engine": memory.engine.name,
+        "engine": engine,
         "passed": passed,
         "total": len(results),
         "pass_rate": round(passed / len(results), 4) if results else 0.0,
-        "by_category": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by["category"].items())},
-        "by_lang": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by["lang"].items())},
+        **{f"by_{key}": {k: {"passed": v[0], "total": v[1]} for k, v in sorted(by[key].items())} for key in groups},
         "cases": [r.__dict__ for r in results],
     }
+
+
+def run(memory: Memory, cases: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    return summarize(memory.engine.name, [run_case(memory, case) for case in cases], ("category", "lang"))
