@@ -56,7 +56,7 @@ def test_without_an_llm_the_offline_engine_forms_memories(tmp_path, embedder, mo
 
 ERRORS = [
     ({"vectorstore": {}}, "config.vectorstore: unknown setting (known: vector_store, embedder"),
-    ({"vector_store": {"provider": "qdrant"}}, "vector_store.provider 'qdrant' is not available"),
+    ({"vector_store": {"provider": "qdrant"}}, "vector_store.provider 'qdrant' is unknown; known providers: sqlite, postgres"),
     ({"vector_store": {"provider": "sqlite", "config": {"paht": "x"}}}, "vector_store.config.paht: unknown setting (known: path"),
     ({"vector_store": {"provider": "sqlite", "config": {"vector_dtype": "int8"}}}, "vector_store.config.vector_dtype"),
     ({"vector_store": {"provider": "sqlite", "config": {"embedding_model_dims": 1536}}}, "embedding_model_dims is 1536 but the embedder produces 384"),

@@ -261,7 +261,7 @@ def test_rerankers_are_chosen_by_config(tmp_path, embedder):
         m.add("x", user_id="u", infer=False)
         result = m.search("x", user_id="u", rerank=True)  # a misconfigured reranker degrades the search ...
         assert "is not a directory" in result["metadata"]["original_error"]
-    with pytest.raises(ConfigError, match="unknown; known: maxsim"):
+    with pytest.raises(ConfigError, match="unknown; known providers: maxsim, cross_encoder, llm"):
         from memlane.config import load
         from memlane.retrieval.rerank import create_reranker
 

