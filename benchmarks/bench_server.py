@@ -278,8 +278,8 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
     from memlane import timeutil
     from memlane.embeddings.local import LocalEmbedder
     from memlane.keys import KeyStore
-    from memlane.memory import Memory, text_hash
-    from memlane.models import MemoryRecord
+    from memlane.memory import Memory
+    from memlane.models import MemoryRecord, text_hash
     from memlane.store import ChangeSet
     from memlane.tenancy import Tenants
 

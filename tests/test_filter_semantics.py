@@ -5,7 +5,7 @@ matrix; PostgreSQL: the exact scan and the HNSW index), on every store backend."
 import pytest
 
 from memlane import Memory
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 
 from conftest import sqlite_config
 

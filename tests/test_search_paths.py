@@ -1,6 +1,6 @@
 """The two search paths of the SQLite store agree, and the wide one finds rare matches."""
 
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 
 
 def test_broad_search_widens_until_the_filter_is_satisfied(memory):

@@ -15,7 +15,7 @@ import pytest
 
 from memlane import Memory, MemoryNotFoundError
 from memlane.errors import ScopeError, StoreError
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet, Delete, Update
 from support.notes import NOTES

@@ -28,7 +28,8 @@ from typing import IO, Any
 from memlane import scope, timeutil, validation
 from memlane.errors import InvalidInputError
 from memlane.filters import Node
-from memlane.memory import Memory, NewMemory
+from memlane.memory import Memory
+from memlane.models import NewMemory
 from memlane.models import MEMORY_TYPES
 
 _SCOPE = ("user_id", "agent_id", "run_id")

@@ -675,7 +675,7 @@ class PostgresStore:
         return [(_record(r), float(r[16])) for r in rows]
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
-        terms = list(dict.fromkeys(keywords.analyze(query)))
+        terms = keywords.query_terms(query)
         if not terms:
             return []
         scope = scope_ids(where)

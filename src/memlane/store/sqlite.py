@@ -410,7 +410,7 @@ class SQLiteStore:
         expression = keywords.match_expression(query, scope_ids(where))
         if expression is None:
             return []
-        terms = list(dict.fromkeys(keywords.analyze(query)))
+        terms = keywords.query_terms(query)
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
             rows = con.execute(
