@@ -144,4 +144,7 @@ class Store(Protocol):
 
     def reset(self) -> None: ...
 
+    def document_store(self, tenant: str = "default") -> Any:
+        """The document collections (``memlane.Documents``) sharing this store's file or database."""
+
     def close(self) -> None: ...

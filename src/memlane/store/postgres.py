@@ -832,6 +832,13 @@ class PostgresStore:
         self.dims = dims
         return count
 
+    def document_store(self, tenant: str = "default") -> Any:
+        """The document collections in this store's database, rows of its own tenant (``tenant`` is not used:
+        a PostgreSQL store is bound to one)."""
+        from memlane.documents.store_postgres import PostgresDocumentStore
+
+        return PostgresDocumentStore(self)
+
     def close(self) -> None:
         if self._closed:
             return

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -566,6 +567,12 @@ class SQLiteStore:
             wcon.execute("DROP TABLE reembed_vectors")
         self.dims = dims
         return count
+
+    def document_store(self, tenant: str = "default") -> Any:
+        """The document collections kept in this store's file (``memlane.Documents``), rows of ``tenant``."""
+        from memlane.documents.store_sqlite import SQLiteDocumentStore
+
+        return SQLiteDocumentStore(self, tenant)
 
     def close(self) -> None:
         self._closed = True
