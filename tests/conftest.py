@@ -8,7 +8,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------
 
-MODEL_FIXTURES = {"embedder", "openai_server"}  # fixtures that load the real local model
+MODEL_FIXTURES = {"embedder", "openai_server", "model_memory"}  # fixtures that load the real local model
 POSTGRES_FIXTURES = {"pg"}
 
 
@@ -85,7 +85,18 @@ def db_path(tmp_path):
 
 
 @pytest.fixture
-def memory(db_path, embedder):
+def memory(db_path, hashing_embedder):
+    """A Memory on a fresh SQLite file with the hashing embedder (tests not about embedding quality)."""
+    from memlane import Memory
+
+    m = Memory(sqlite_config(db_path), embedder=hashing_embedder)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def model_memory(db_path, embedder):
+    """A Memory on a fresh SQLite file with the real local model (tests of retrieval quality)."""
     from memlane import Memory
 
     m = Memory(sqlite_config(db_path), embedder=embedder)

@@ -19,6 +19,12 @@ DEV = EVAL / "notes" / "notes_dev.jsonl"
 HOLDOUT = Path(__file__).parent / "data" / "notes_holdout.jsonl"
 
 
+@pytest.fixture
+def memory(model_memory):
+    """These tests are about what the real model finds similar."""
+    return model_memory
+
+
 @pytest.mark.parametrize("path", [DEV, HOLDOUT], ids=["dev", "holdout"])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))

@@ -22,7 +22,15 @@ from support.notes import NOTES
 
 
 @pytest.fixture
-def memory(backend, embedder):
+def memory(backend, hashing_embedder):
+    """A fresh store on each backend with the hashing embedder: these tests are about the store."""
+    with Memory(backend(), embedder=hashing_embedder) as m:
+        yield m
+
+
+@pytest.fixture
+def model_memory(backend, embedder):
+    """The same with the real model, for tests of what the model's vectors mean."""
     with Memory(backend(), embedder=embedder) as m:
         yield m
 
@@ -61,10 +69,10 @@ def test_get_all_is_newest_first_with_limit(memory):
     assert texts(memory.get_all(user_id="u", limit=3)) == ["note number 4", "note number 3", "note number 2"]
 
 
-def test_search_scores_are_cosine_similarities(memory, embedder):
-    memory.add(["I play tennis on Sundays", "My sister lives in Rome", "Pasta is my comfort food"],
+def test_search_scores_are_cosine_similarities(model_memory, embedder):
+    model_memory.add(["I play tennis on Sundays", "My sister lives in Rome", "Pasta is my comfort food"],
                user_id="u", infer=False)
-    results = memory.search("what sport do I play?", user_id="u")["results"]
+    results = model_memory.search("what sport do I play?", user_id="u")["results"]
     assert results[0]["memory"] == "I play tennis on Sundays"
     query = embedder.embed(["what sport do I play?"], "query")[0]
     for r in results:
@@ -72,9 +80,9 @@ def test_search_scores_are_cosine_similarities(memory, embedder):
         assert r["score"] == pytest.approx(expected, abs=1e-4)
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     cut = results[1]["score"]
-    assert texts(memory.search("what sport do I play?", user_id="u", threshold=cut)) == texts(
+    assert texts(model_memory.search("what sport do I play?", user_id="u", threshold=cut)) == texts(
         {"results": results[:2]})
-    assert len(memory.search("what sport do I play?", user_id="u", limit=1)["results"]) == 1
+    assert len(model_memory.search("what sport do I play?", user_id="u", limit=1)["results"]) == 1
 
 
 # -- scope rules -----------------------------------------------------------------------------------
