@@ -1,7 +1,7 @@
 """The settings of an OpenAI-compatible endpoint (OpenAI, Ollama, LM Studio, vLLM), shared by the
 embedder (``embeddings/openai.py``) and the chat model (``llms/openai.py``): where it is, the key,
-the timeout and retries, mem0's ``<server>_base_url`` aliases, and the official SDK client made
-from them."""
+the timeout and retries, mem0's ``<server>_base_url`` aliases, the official SDK client made from
+them, and which failures are worth a retry within a call's deadline (``memlane.deadline``)."""
 
 from __future__ import annotations
 
@@ -45,12 +45,14 @@ class EndpointConfig(BaseModel):
         return data
 
 
-def client(config: EndpointConfig, server: str, setting: str) -> Any:
+def client(config: EndpointConfig, server: str, setting: str, *, sdk_retries: bool = True) -> Any:
     """An ``openai.OpenAI`` client for ``config`` on ``server`` (a key of ``SERVERS``). ``setting``
     names the config block in messages (``embedder.config``, ``llm.config``).
 
     ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` are read for the ``openai`` server only: they
-    describe OpenAI (or a proxy standing in for it), not a local Ollama or vLLM server."""
+    describe OpenAI (or a proxy standing in for it), not a local Ollama or vLLM server.
+    ``sdk_retries=False``: the caller retries itself (``call_within`` with ``retry_after``), so that
+    the retries stay inside one deadline; the SDK makes one attempt per call."""
     default_url, _ = SERVERS[server]
     use_env = server == "openai"
     base_url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if use_env else None) or default_url
@@ -66,4 +68,31 @@ def client(config: EndpointConfig, server: str, setting: str) -> Any:
         api_key = "unused"  # local servers (Ollama, vLLM, LM Studio) ignore it; the SDK requires one
     import openai
 
-    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout, max_retries=config.max_retries)
+    return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
+                         max_retries=config.max_retries if sdk_retries else 0)
+
+
+def retry_after(exc: Exception) -> float | None:
+    """Whether a failed attempt is worth another (the SDK's own rule: connection errors, timeouts,
+    408, 409, 429, 5xx), and the pause the endpoint asked for (0: the default backoff)."""
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return 0.0
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
+        return None
+    return retry_after_header(exc.response.headers)
+
+
+def retry_after_header(headers: Any) -> float:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number of seconds); 0 when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name))
+        except (TypeError, ValueError):
+            continue
+        if value >= 0:
+            return value / scale
+    return 0.0

@@ -1,7 +1,10 @@
 """Any OpenAI-compatible chat endpoint through the official ``openai`` SDK.
 
-Timeouts and retries with exponential backoff on 429 / 5xx / connection errors
-are the SDK's own (``max_retries``, honouring ``Retry-After``). JSON mode
+``timeout`` is one deadline for a whole chat call, retries included: after a
+timeout, a dropped connection, 429 or 5xx the call is retried (``max_retries``,
+exponential backoff, honouring ``Retry-After``) only within what is left of it
+(``memlane.deadline``), so a hung endpoint holds ``add`` for at most
+``timeout`` seconds per call. JSON mode
 (``response_format={"type": "json_object"}``) is used until the endpoint
 rejects it once; then this client stops asking for it.
 """
@@ -13,21 +16,23 @@ from typing import Any
 
 from pydantic import Field
 
+from memlane.deadline import DeadlineExceeded, call_within
 from memlane.llms.base import LLMError
-from memlane.openai_endpoint import EndpointConfig, client
+from memlane.openai_endpoint import EndpointConfig, client, retry_after
 
 
 class OpenAILLMConfig(EndpointConfig):
     model: str = "gpt-4o-mini"
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(2000, ge=1)
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(30.0, gt=0, description="seconds for one chat call, retries included")
     max_retries: int = Field(3, ge=0)
 
 
 class OpenAILLM:
     def __init__(self, config: OpenAILLMConfig, *, server: str = "openai"):
-        self.client = client(config, server, "llm.config")
+        # retries are memlane's (call_within), so that they stay inside the call's deadline
+        self.client = client(config, server, "llm.config", sdk_retries=False)
         import openai
 
         self._openai = openai
@@ -53,12 +58,20 @@ class OpenAILLM:
         return content or ""
 
     def _create(self, messages: list[dict[str, str]], extra: dict[str, Any]) -> Any:
-        try:
-            response = self.client.chat.completions.create(
+        def attempt(time_left: float) -> Any:
+            return self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens, **extra)
+                max_tokens=self.config.max_tokens, timeout=time_left, **extra)
+
+        try:
+            response = call_within(attempt, seconds=self.config.timeout, retries=self.config.max_retries,
+                                   retry_after=retry_after)
         except self._openai.BadRequestError:
             raise
+        except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
+            raise LLMError(f"chat request to {self.client.base_url} timed out: no answer within "
+                           f"{self.config.timeout:g} s (llm.config.timeout, the deadline for one call, "
+                           "retries included)") from exc
         except self._openai.OpenAIError as exc:
             raise LLMError(f"chat request to {self.client.base_url} failed: {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
