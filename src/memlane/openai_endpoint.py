@@ -5,12 +5,15 @@ them, and which failures are worth a retry within a call's deadline (``memlane.d
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from memlane.errors import ConfigError
+from memlane.registry import Registry
 
 #: Provider names of OpenAI-compatible servers: default endpoint and the mem0 config key that names it.
 SERVERS = {
@@ -43,6 +46,12 @@ class EndpointConfig(BaseModel):
                         raise ValueError(f"give either base_url or {alias}, not both")
                     data["base_url"] = data.pop(alias)
         return data
+
+
+def register_servers(registry: Registry[Any], create: Callable[..., Any]) -> None:
+    """Register ``create(spec, server=name)`` in ``registry`` under the name of each server in ``SERVERS``."""
+    for server in SERVERS:
+        registry.register(server, functools.partial(create, server=server))
 
 
 def client(config: EndpointConfig, server: str, setting: str, *, sdk_retries: bool = True) -> Any:

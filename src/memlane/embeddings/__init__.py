@@ -10,7 +10,7 @@ from collections.abc import Callable
 from memlane.config import ProviderSpec, validate
 from memlane.embeddings.base import Embedder, unit_rows
 from memlane.embeddings.cache import Embeddings
-from memlane.openai_endpoint import SERVERS
+from memlane.openai_endpoint import register_servers
 from memlane.registry import Registry
 
 __all__ = ["Embedder", "Embeddings", "create_embedder", "unit_rows", "EMBEDDERS"]
@@ -25,17 +25,13 @@ def _local(spec: ProviderSpec) -> Embedder:
     return LocalEmbedder.from_config(validate(LocalEmbedderConfig, spec.config, "embedder.config"))
 
 
-def _openai_compatible(server: str) -> Callable[[ProviderSpec], Embedder]:
-    def create(spec: ProviderSpec) -> Embedder:
-        from memlane.embeddings.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+def _openai_compatible(spec: ProviderSpec, *, server: str) -> Embedder:
+    from memlane.embeddings.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 
-        return OpenAIEmbedder(validate(OpenAIEmbedderConfig, spec.config, "embedder.config"), server=server)
-
-    return create
+    return OpenAIEmbedder(validate(OpenAIEmbedderConfig, spec.config, "embedder.config"), server=server)
 
 
-for _server in SERVERS:
-    EMBEDDERS.register(_server, _openai_compatible(_server))
+register_servers(EMBEDDERS, _openai_compatible)  # openai, ollama, lmstudio, vllm
 
 
 @EMBEDDERS.register("hashing")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from memlane.config import ProviderSpec, validate
 from memlane.llms.base import LLM, LLMError
-from memlane.openai_endpoint import SERVERS
+from memlane.openai_endpoint import register_servers
 from memlane.registry import Registry
 
 __all__ = ["LLM", "LLMError", "create_llm", "LLMS"]
@@ -16,17 +16,13 @@ LLMS: Registry[Callable[[ProviderSpec], LLM]] = Registry(
     "llms", "llm.provider", hint="any OpenAI-compatible endpoint works as 'openai' with base_url")
 
 
-def _openai_compatible(server: str) -> Callable[[ProviderSpec], LLM]:
-    def create(spec: ProviderSpec) -> LLM:
-        from memlane.llms.openai import OpenAILLM, OpenAILLMConfig
+def _openai_compatible(spec: ProviderSpec, *, server: str) -> LLM:
+    from memlane.llms.openai import OpenAILLM, OpenAILLMConfig
 
-        return OpenAILLM(validate(OpenAILLMConfig, spec.config, "llm.config"), server=server)
-
-    return create
+    return OpenAILLM(validate(OpenAILLMConfig, spec.config, "llm.config"), server=server)
 
 
-for _server in SERVERS:
-    LLMS.register(_server, _openai_compatible(_server))
+register_servers(LLMS, _openai_compatible)  # openai, ollama, lmstudio, vllm
 
 
 def create_llm(spec: ProviderSpec) -> LLM:
