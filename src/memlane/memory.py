@@ -22,6 +22,7 @@ from memlane.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine, offline_extract
+from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
@@ -29,10 +30,6 @@ from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, N
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
-
-#: the longest context embedded with a memory (the model reads 256 word pieces)
-_CONTEXT_CHARS = 400
-
 
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
@@ -181,40 +178,9 @@ class Memory:
         """
         if not drafts and not idempotency_keys:
             return []
-        texts = [self._embedding_text(d.text, d.metadata, d.context) for d in drafts]
-        tokens: list[Any] = [None] * len(drafts)
-        if self.config.retrieval.store_token_vectors and self.embeddings.has_tokens and drafts:
-            # token vectors describe the memory's own words; with a context prefix that takes a second pass
-            own = [d.text for d in drafts]
-            if own == texts:
-                matrix, tokens = self.embeddings.documents_and_tokens(texts, self.config.retrieval.max_token_vectors)
-            else:
-                matrix = self.embeddings.documents(texts)
-                _, tokens = self.embeddings.documents_and_tokens(own, self.config.retrieval.max_token_vectors)
-        else:
-            matrix = self.embeddings.documents(texts)
-        now = timeutil.now_iso()
-        records = [
-            MemoryRecord(
-                id=d.id or new_id(), text=d.text, hash=text_hash(d.text),
-                created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
-                user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
-                metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
-                valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
-                token_vectors=token_vectors,
-            )
-            for d, vector, token_vectors in zip(drafts, matrix, tokens)
-        ]
+        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
         self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys)))
         return records
-
-    def _embedding_text(self, text: str, metadata: Mapping[str, Any], context: str | None) -> str:
-        """What a memory is embedded as: selected metadata values and earlier context, then its text."""
-        prefix = [str(metadata[k]) for k in self.config.retrieval.embed_metadata if metadata.get(k) not in (None, "")]
-        if context and len(context) > _CONTEXT_CHARS:  # keep the memory's own words inside the model's window
-            context = "…" + context[-_CONTEXT_CHARS:]
-        parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
-        return " ".join(parts)
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Replace the text (re-embedding it) and/or the metadata; returns the updated memory."""
@@ -418,7 +384,8 @@ class Memory:
         (memory words, question words, relationship pronouns, references to earlier turns;
         English and Chinese), weights and threshold in ``config.context``. ``explain=True``
         returns a ``SearchDecision`` with the score of each signal instead of the bool."""
-        turns, system_prompt = self._conversation(conversation, system_prompt)
+        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
+                                                       self.config.context.max_conversation_chars)
         explain = validation.flag(explain, "explain", False)
         decision = agent_context.decide(turns, system_prompt, self.config.context)
         return decision if explain else decision.should_search
@@ -434,27 +401,12 @@ class Memory:
         (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
         with ``user_id=None`` an agent sees its own memories and those of every user recorded with
         it (``retrieval.context.scope_pools``)."""
-        turns, system_prompt = self._conversation(conversation, system_prompt)
+        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
+                                                       self.config.context.max_conversation_chars)
         ids = scope.scope_ids(user_id, agent_id)
         scope.require_ids(ids)
         max_results = validation.limit(max_results, self.limits, "max_results")
         return self.searcher.context(turns, system_prompt, ids, max_results)
-
-    def _conversation(self, conversation: Any, system_prompt: Any) -> tuple[list[Message], str]:
-        """A validated conversation (text: one user message; or a list of messages) and system prompt."""
-        turns = validation.messages(conversation, self.limits, "conversation")
-        if system_prompt is None:
-            system_prompt = ""
-        if not isinstance(system_prompt, str):
-            raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
-                                    field="system_prompt")
-        size = len(system_prompt) + sum(len(m.content) for m in turns)
-        limit = self.config.context.max_conversation_chars
-        if size > limit:
-            raise InvalidInputError(
-                f"conversation and system_prompt have {size:,} characters; the limit is {limit:,} "
-                "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
-        return turns, system_prompt
 
     # -- maintenance --------------------------------------------------------
 

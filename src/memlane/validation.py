@@ -191,3 +191,20 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
     if name is not None:
         name = identifier_text(name, f"{field}.name")
     return Message(role=role, content=content, name=name)
+
+
+def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int) -> tuple[list[Message], str]:
+    """A conversation (text: one user message; or a list of messages) and its system prompt, together
+    at most ``max_chars`` characters (``context.max_conversation_chars``)."""
+    turns = messages(value, limits, "conversation")
+    if system_prompt is None:
+        system_prompt = ""
+    if not isinstance(system_prompt, str):
+        raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
+                                field="system_prompt")
+    size = len(system_prompt) + sum(len(m.content) for m in turns)
+    if size > max_chars:
+        raise InvalidInputError(
+            f"conversation and system_prompt have {size:,} characters; the limit is {max_chars:,} "
+            "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
+    return turns, system_prompt
