@@ -1,5 +1,9 @@
 """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, LM Studio),
-through the official ``openai`` SDK."""
+through the official ``openai`` SDK.
+
+``timeout`` is one deadline per embedding request (a batch of ``batch_size`` texts), retries
+included (``memlane.deadline``): a hung endpoint holds a search or an ``add`` for at most
+``timeout`` seconds, however large ``max_retries`` is."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from memlane.deadline import DeadlineExceeded, call_within, openai_retry_after
 from memlane.errors import ConfigError, EmbeddingError
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
@@ -29,7 +34,7 @@ class OpenAIEmbedderConfig(BaseModel):
     api_key: Optional[SecretStr] = None
     base_url: Optional[str] = None
     embedding_dims: Optional[int] = Field(None, ge=1)
-    timeout: float = Field(30.0, gt=0)
+    timeout: float = Field(30.0, gt=0, description="seconds for one embedding request, retries included")
     max_retries: int = Field(2, ge=0)
     batch_size: int = Field(256, ge=1)
 
@@ -68,8 +73,10 @@ class OpenAIEmbedder:
         import openai
 
         self._openai = openai
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
-                                    max_retries=config.max_retries)
+        # retries are memlane's (call_within), so that they stay inside the request's deadline
+        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout, max_retries=0)
+        self.timeout = config.timeout
+        self.max_retries = config.max_retries
         self.model = config.model
         self.name = f"openai/{config.model}"
         self.dims = dims
@@ -82,7 +89,14 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start:start + self.batch_size])
             try:
-                response = self.client.embeddings.create(model=self.model, input=batch, **self._extra)
+                response = call_within(
+                    lambda time_left: self.client.embeddings.create(model=self.model, input=batch, timeout=time_left,
+                                                                    **self._extra),
+                    seconds=self.timeout, retries=self.max_retries, retry_after=openai_retry_after)
+            except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
+                raise EmbeddingError(f"embedding request to {self.client.base_url} timed out: no answer within "
+                                     f"{self.timeout:g} s (embedder.config.timeout, the deadline for one request, "
+                                     "retries included)") from exc
             except self._openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding request to {self.client.base_url} failed: {exc}") from exc
             except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer

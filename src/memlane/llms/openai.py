@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from memlane.deadline import DeadlineExceeded, call_within
+from memlane.deadline import DeadlineExceeded, call_within, openai_retry_after
 from memlane.errors import ConfigError
 from memlane.llms.base import LLMError
 
@@ -100,7 +100,7 @@ class OpenAILLM:
 
         try:
             response = call_within(attempt, seconds=self.config.timeout, retries=self.config.max_retries,
-                                   retry_after=self._retry_after)
+                                   retry_after=openai_retry_after)
         except self._openai.BadRequestError:
             raise
         except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
@@ -114,26 +114,3 @@ class OpenAILLM:
         with self._lock:
             self.calls += 1
         return response
-
-    def _retry_after(self, exc: Exception) -> float | None:
-        """Whether a failed attempt is worth another (the SDK's own rule: connection errors, timeouts,
-        408, 409, 429, 5xx), and the pause the endpoint asked for (0: the default backoff)."""
-        if isinstance(exc, self._openai.APIConnectionError):  # includes APITimeoutError
-            return 0.0
-        if not isinstance(exc, self._openai.APIStatusError):
-            return None
-        if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
-            return None
-        return retry_after_header(exc.response.headers)
-
-
-def retry_after_header(headers: Any) -> float:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number of seconds); 0 when absent or unreadable."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            value = float(headers.get(name))
-        except (TypeError, ValueError):
-            continue
-        if value >= 0:
-            return value / scale
-    return 0.0
