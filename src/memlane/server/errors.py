@@ -6,7 +6,7 @@
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
 | ``MemoryNotFoundError``                 | 404 |
-| ``EmbeddingError`` (embedding provider) | 503, logged |
+| ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
 Anything else is a bug: ``RequestContext`` logs it and answers 500.
@@ -30,6 +30,7 @@ from memlane.errors import (
     MemoryNotFoundError,
     ScopeError,
 )
+from memlane.logcontext import one_line
 from memlane.server.middleware import REQUEST_ID
 
 log = logging.getLogger("memlane.server")
@@ -89,10 +90,12 @@ async def _http(request: Request, exc: HTTPException) -> JSONResponse:
 
 async def _server_fault(request: Request, exc: MemlaneError) -> JSONResponse:
     request_id = request.scope.get(REQUEST_ID)
-    log.error("request %s: %s: %s", request_id, type(exc).__name__, exc, exc_info=exc)
-    if isinstance(exc, EmbeddingError):
+    if isinstance(exc, EmbeddingError):  # the provider's fault, not the server's: one line, traceback at debug
+        log.warning("request %s: embedding provider failed: %s", request_id, one_line(exc))
+        log.debug("request %s: traceback", request_id, exc_info=exc)
         return _error(503, f"the embedding provider failed (request id {request_id}); see the server log",
                       request_id=request_id)
+    log.error("request %s: %s", request_id, one_line(exc), exc_info=exc)
     return _error(500, f"internal server error: {type(exc).__name__} (request id {request_id}); see the server log",
                   request_id=request_id)
 
