@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memlane import Memory
+from support.hung_endpoint import HungEndpoint
 from support.openai_server import Reply, chat_completion
 
 CHAT = "/v1/chat/completions"
@@ -282,39 +283,10 @@ def test_memory_and_actions_that_disagree_are_not_guessed_at(llm_memory, openai_
 # -- a hung endpoint: one deadline per call, retries included ------------------------------------
 
 
-class HungEndpoint:
-    """Accepts connections on 127.0.0.1 and never answers; counts the connections."""
-
-    def __init__(self):
-        import socket
-        import threading
-
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
-        self.held: list = []
-        self._stop = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.held.append(conn)
-
-    def close(self):
-        self._stop = True
-        for conn in self.held:
-            conn.close()
-        self.sock.close()
-
-
 @pytest.fixture
 def hung():
-    endpoint = HungEndpoint()
-    yield endpoint
-    endpoint.close()
+    with HungEndpoint() as endpoint:
+        yield endpoint
 
 
 def test_a_hung_endpoint_is_one_deadline_however_many_retries(tmp_path, embedder, hung):

@@ -6,7 +6,7 @@ import copy
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Optional
 
@@ -441,8 +441,13 @@ def serve(
     postgres: bool = typer.Option(False, "--postgres", help="store in a bundled PostgreSQL under the home directory"),
 ) -> None:
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp."""
-    if postgres:
-        _use_bundled_postgres()
+    # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
+    with _bundled_postgres() if postgres else nullcontext():
+        _serve(host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level)
+
+
+def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int, mcp_user_id: Optional[str],
+           threads: Optional[int], log_level: str) -> None:
     try:
         import uvicorn
 
@@ -647,13 +652,17 @@ def migrate(
         console.print(f"  {table:16}{in_target:>10} of {in_source}{this_run}", highlight=False)
 
 
-def _use_bundled_postgres() -> None:
+@contextmanager
+def _bundled_postgres() -> Iterator[None]:
     from memlane.config import memlane_home
     from memlane.store import DATABASE_URL_ENV
-    from memlane.store.pgserver import bundled_url
+    from memlane.store.pgserver import bundled_postgres
 
-    os.environ[DATABASE_URL_ENV] = bundled_url(memlane_home())  # worker processes inherit it
-    console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False, soft_wrap=True)
+    with bundled_postgres(memlane_home()) as url:
+        os.environ[DATABASE_URL_ENV] = url  # worker processes inherit it
+        console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False,
+                      soft_wrap=True)
+        yield
 
 
 def _store_location(settings: Any) -> str:

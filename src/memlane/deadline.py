@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -56,3 +56,24 @@ def call_within(attempt: Callable[[float], T], *, seconds: float, retries: int,
                 raise
             time.sleep(pause)
             done += 1
+
+
+def retry_after_status(status: int, headers: Mapping[str, Any]) -> float | None:
+    """Whether an HTTP answer is worth another attempt (408, 409, 429, 5xx: the ``openai`` SDK's own rule)
+    and the pause the endpoint asked for; ``None`` for any other status (the caller's fault)."""
+    if status not in (408, 409, 429) and status < 500:
+        return None
+    return retry_after_header(headers)
+
+
+def retry_after_header(headers: Mapping[str, Any]) -> float:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number of seconds); 0 when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name))
+        except (TypeError, ValueError):
+            continue
+        if value >= 0:
+            return value / scale
+    return 0.0
+

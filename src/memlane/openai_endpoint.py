@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from memlane.deadline import retry_after_status
 from memlane.errors import ConfigError
 from memlane.registry import Registry
 
@@ -82,26 +83,13 @@ def client(config: EndpointConfig, server: str, setting: str, *, sdk_retries: bo
 
 
 def retry_after(exc: Exception) -> float | None:
-    """Whether a failed attempt is worth another (the SDK's own rule: connection errors, timeouts,
-    408, 409, 429, 5xx), and the pause the endpoint asked for (0: the default backoff)."""
+    """Whether a failed SDK call is worth another attempt: connection errors and timeouts, and HTTP
+    answers by ``deadline.retry_after_status`` (408, 409, 429, 5xx: the SDK's own rule), with the
+    pause the endpoint asked for (0: the default backoff)."""
     import openai
 
     if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
         return 0.0
-    if not isinstance(exc, openai.APIStatusError):
-        return None
-    if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
-        return None
-    return retry_after_header(exc.response.headers)
-
-
-def retry_after_header(headers: Any) -> float:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number of seconds); 0 when absent or unreadable."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            value = float(headers.get(name))
-        except (TypeError, ValueError):
-            continue
-        if value >= 0:
-            return value / scale
-    return 0.0
+    if isinstance(exc, openai.APIStatusError):
+        return retry_after_status(exc.status_code, exc.response.headers)
+    return None

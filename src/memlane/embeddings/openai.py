@@ -1,5 +1,9 @@
 """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, LM Studio),
-through the official ``openai`` SDK."""
+through the official ``openai`` SDK.
+
+``timeout`` is one deadline per embedding request (a batch of ``batch_size`` texts), retries
+included (``memlane.deadline``): a hung endpoint holds a search or an ``add`` for at most
+``timeout`` seconds, however large ``max_retries`` is."""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ from typing import Any, Optional
 
 from pydantic import Field
 
+from memlane.deadline import DeadlineExceeded, call_within
 from memlane.errors import ConfigError, EmbeddingError
-from memlane.openai_endpoint import EndpointConfig, client
+from memlane.openai_endpoint import EndpointConfig, client, retry_after
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
@@ -22,13 +27,15 @@ class OpenAIEmbedderConfig(EndpointConfig):
 
 class OpenAIEmbedder:
     def __init__(self, config: OpenAIEmbedderConfig, *, server: str = "openai"):
-        self.client = client(config, server, "embedder.config")
+        self.client = client(config, server, "embedder.config", sdk_retries=False)  # retries: call_within
         dims = config.embedding_dims or KNOWN_DIMS.get(config.model)
         if dims is None:
             raise ConfigError(f"embedder.config.embedding_dims is required for model {config.model!r}")
         import openai
 
         self._openai = openai
+        self.timeout = config.timeout
+        self.max_retries = config.max_retries
         self.model = config.model
         self.name = f"openai/{config.model}"
         self.dims = dims
@@ -41,7 +48,14 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start:start + self.batch_size])
             try:
-                response = self.client.embeddings.create(model=self.model, input=batch, **self._extra)
+                response = call_within(
+                    lambda time_left: self.client.embeddings.create(model=self.model, input=batch, timeout=time_left,
+                                                                    **self._extra),
+                    seconds=self.timeout, retries=self.max_retries, retry_after=retry_after)
+            except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
+                raise EmbeddingError(f"embedding request to {self.client.base_url} timed out: no answer within "
+                                     f"{self.timeout:g} s (embedder.config.timeout, the deadline for one request, "
+                                     "retries included)") from exc
             except self._openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding request to {self.client.base_url} failed: {exc}") from exc
             except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer

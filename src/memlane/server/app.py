@@ -160,7 +160,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
                     keys.close()
 
     app = FastAPI(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  redirect_slashes=False)
+                  redirect_slashes=False, responses=errors.RESPONSES)
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
