@@ -24,7 +24,7 @@ from typing import Any
 
 from memlane import timeutil
 from memlane.errors import InvalidInputError
-from memlane.validation import TENANT_PATTERN, tenant_name  # noqa: F401 (the names hosting code imports from here)
+from memlane.validation import tenant_name
 
 KEY_PREFIX = "ml_"
 #: characters of the key kept in clear for listing and lookup ("ml_" + 9 random characters)

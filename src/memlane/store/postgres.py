@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
