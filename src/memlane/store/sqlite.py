@@ -196,14 +196,12 @@ class SQLiteStore(SqlMemoryStore):
             con.execute("COMMIT")
 
     def _run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+        """Reads run in autocommit (the shared reads are single statements; a BEGIN/COMMIT pair would
+        add a third to ``get``'s time); the searches take a ``_snapshot`` themselves."""
         if write:
             with self._write() as con:
                 return work(con)
-        con = self._con
-        if con.in_transaction:  # a read inside this thread's write
-            return work(con)
-        with self._snapshot() as con:
-            return work(con)
+        return work(self._con)
 
     # -- the dialect ----------------------------------------------------------
 
