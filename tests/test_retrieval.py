@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from memlane import ConfigError, InvalidInputError, Memory
-from memlane.keywords import analyze, match_expression
+from memlane.keywords import analyze, query_terms
 from memlane.models import MemoryItem, MemoryRecord, NewMemory
 from memlane.query import Query, date_windows
+from memlane.store.sqlite import match_expression
 from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate
 from support.openai_server import Reply, chat_completion
@@ -34,8 +35,10 @@ def test_analyzer_stems_english_and_splits_chinese():
     assert analyze("Running shoes, the runner runs") == ["run", "shoe", "runner", "run"]
     assert analyze("火锅") == ["火", "锅", "火锅"]
     assert analyze("龍井") == analyze("龙井")  # Traditional and Simplified index the same
-    assert match_expression("the of and", {}) is None
-    assert match_expression("hot pot", {"user_id": ["a"]}).endswith(")") and "AND" in match_expression("x", {"user_id": ["a"]})
+    assert query_terms("the run of runs and") == ["run"]
+    assert match_expression(query_terms("the of and"), {}) is None
+    scoped = match_expression(query_terms("hot pot"), {"user_id": ["a"]})
+    assert scoped.startswith('("hot" OR "pot") AND (') and scoped.endswith(")")
 
 
 def test_the_stemmer_is_the_c_build():

@@ -32,10 +32,13 @@ def main_options(
     home: Optional[Path] = typer.Option(None, "--home", help=f"store directory (default ${HOME_ENV} or ~/.memlane)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="JSON config file (mem0-style)",
                                           exists=True, dir_okay=False),
+    tenant: Optional[str] = typer.Option(None, "--tenant", help="whose memories: a server tenant (default: default,"
+                                                                " the tenant of a server without keys)"),
 ) -> None:
     if home is not None:
         os.environ[HOME_ENV] = str(home)
     _state["config"] = _json_arg(config.read_text(), "--config") if config is not None else None
+    _state["tenant"] = tenant
 
 
 @command()
@@ -244,7 +247,7 @@ def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
     """Re-embed every memory with the configured embedder (after changing models). Resumable."""
     with _progress() as bar:
         task = bar.add_task("re-embedding", total=None)
-        memory = Memory.reembed(_state["config"], batch_size=batch_size,
+        memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     with memory:
         console.print(f"re-embedded {memory.info()['memories']} memories with {memory.embeddings.name}")

@@ -60,7 +60,7 @@ def _json_arg(value: str | None, name: str) -> Any:
 
 
 def _memory() -> Memory:
-    return Memory(_state["config"])
+    return Memory(_state["config"], tenant=_state.get("tenant"))
 
 
 def _print_json(value: Any) -> None:

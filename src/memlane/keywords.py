@@ -70,14 +70,3 @@ def query_terms(query: Any) -> list[str]:
     per search), or those of a string."""
     return list(dict.fromkeys(analyze(query))) if isinstance(query, str) else list(query.terms)
 
-
-def match_expression(query: Any, scope: dict[str, list[str]]) -> str | None:
-    """An FTS5 MATCH expression: any term of the query (a string or a ``Query``), within the scope
-    ids given (AND across keys, OR across the values of one key). None when it has no searchable term."""
-    terms = query_terms(query)
-    if not terms:
-        return None
-    expression = "(" + " OR ".join(f'"{t}"' for t in terms) + ")"
-    for key, values in scope.items():
-        expression += " AND (" + " OR ".join(scope_token(key, v) for v in values) + ")"
-    return expression

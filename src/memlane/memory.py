@@ -42,12 +42,15 @@ class Memory:
         embedder: Embedder | None = None,
         store: Store | None = None,
         engine: Engine | None = None,
+        tenant: str | None = None,
     ):
+        """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
+        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
         self.engine = engine or create_engine(self.config)
-        self.store = store or create_store(self.config, self.embeddings.dims)
+        self.store = store or create_store(self.config, self.embeddings.dims, tenant)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         #: the search pipeline (``retrieval/searcher.py``)
         self.searcher = Searcher(self.config, self.embeddings, self.store)
@@ -418,12 +421,13 @@ class Memory:
         embedder: Embedder | None = None,
         batch_size: int = 256,
         progress: Callable[[int, int], None] | None = None,
+        tenant: str | None = None,
     ) -> "Memory":
-        """Re-embed every memory of the configured store with the configured embedder
+        """Re-embed every memory of the configured store (of ``tenant``) with the configured embedder
         (after changing models), then return a ready ``Memory``. Safe to interrupt and rerun."""
         settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         embeddings = Embeddings(embedder or create_embedder(settings.embedder), 0)
-        store = create_store(settings, embeddings.dims)
+        store = create_store(settings, embeddings.dims, tenant)
         store.reembed(embeddings.documents, embeddings.name, embeddings.dims, batch_size=batch_size, progress=progress)
         return cls(settings, embedder=embeddings.embedder, store=store)
 
@@ -461,8 +465,9 @@ class AsyncMemory:
         embedder: Embedder | None = None,
         store: Store | None = None,
         memory: Memory | None = None,
+        tenant: str | None = None,
     ):
-        self.sync = memory or Memory(config, embedder=embedder, store=store)
+        self.sync = memory or Memory(config, embedder=embedder, store=store, tenant=tenant)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "AsyncMemory":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,18 @@ class Limits:
     max_metadata_bytes: int = 65_536
     max_messages: int = 10_000
     max_results: int = 10_000
+
+
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def tenant_name(value: Any) -> str:
+    """A tenant name: 1-64 letters, digits, ``_`` or ``-`` (it names a file)."""
+    if not isinstance(value, str) or not TENANT_PATTERN.match(value):
+        raise InvalidInputError(
+            f"tenant must be 1-64 characters of letters, digits, '_' or '-', got {value!r}", field="tenant"
+        )
+    return value
 
 
 def identifier(value: Any, field: str, *, required: bool = False) -> str | None:

@@ -6,7 +6,8 @@
 Layout of ``settings.home``::
 
     keys.db               API keys (hashed)
-    tenants/<name>.db     one store per tenant
+    memlane.db            tenant "default" (the store of Memory(), the CLI and memlane mcp too)
+    tenants/<name>.db     every other tenant (store/__init__.py: create_store)
 
 Every route calls one ``Memory`` method of the request's tenant; the MCP
 streamable-HTTP endpoint is mounted at ``/mcp`` behind the same API keys.
