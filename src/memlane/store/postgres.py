@@ -44,6 +44,7 @@ from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, postgres_graph
 from memlane.store import postgres_schema as schema
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
+from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
 from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
 
 T = TypeVar("T")
@@ -612,6 +613,11 @@ class PostgresStore:
         return self._run(lambda con: con.execute(
             f"SELECT count(*) FROM memlane_memories m WHERE m.tenant = %s AND {sql}",
             (self.tenant, *params)).fetchone()[0])
+
+    def scopes(self, column: str, limit: int) -> list[ScopeCount]:
+        sql = scope_counts_sql(column, memories="memlane_memories", messages="memlane_messages",
+                               tenant="tenant = %s AND ", mark="%s")
+        return scope_counts(self._run(lambda con: con.execute(sql, (self.tenant, self.tenant, limit)).fetchall()))
 
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
         sql, params = self._compiler.compile(where)

@@ -31,6 +31,7 @@ from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store import bm25, sqlite_graph
 from memlane.store import sqlite_keyword_stats as keyword_stats
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
+from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
 from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
 from memlane.store.sqlite_schema import migrate
 
@@ -365,6 +366,10 @@ class SQLiteStore:
     def count(self, where: Node = MATCH_ALL) -> int:
         sql, params = _COMPILER.compile(where)
         return self._con.execute(f"SELECT count(*) FROM memories m WHERE {sql}", params).fetchone()[0]
+
+    def scopes(self, column: str, limit: int) -> list[ScopeCount]:
+        sql = scope_counts_sql(column, memories="memories", messages="messages")
+        return scope_counts(self._con.execute(sql, (limit,)).fetchall())
 
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
         sql, params = _COMPILER.compile(where)

@@ -1,0 +1,48 @@
+"""``Memory.scopes()``: each user, agent and run of a store with its counts, the same on SQLite and
+PostgreSQL (``backend`` fixture), counted from what was really stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlane import Memory
+from memlane.errors import InvalidInputError
+
+
+@pytest.fixture
+def memory(backend, embedder):
+    with Memory(backend(), embedder=embedder) as m:
+        yield m
+
+
+def by_id(rows):
+    return {row["id"]: (row["memories"], row["valid"], row["messages"]) for row in rows}
+
+
+def test_scopes_count_memories_valid_ones_and_messages(memory):
+    memory.add("I love cheese pizza.", user_id="alice")
+    memory.add("I don't like cheese pizza anymore.", user_id="alice")  # invalidates the first, adds one
+    memory.add([{"role": "user", "content": "Plays chess"}, {"role": "user", "content": "Drinks tea"}],
+               user_id="bob", agent_id="coach", run_id="r1", infer=False)
+    memory.add("what time is it?", user_id="carol")  # a question: the message is kept, no memory formed
+
+    scopes = memory.scopes()
+    assert by_id(scopes["users"]) == {"alice": (2, 1, 2), "bob": (2, 2, 2), "carol": (0, 0, 1)}
+    assert by_id(scopes["agents"]) == {"coach": (2, 2, 2)}
+    assert by_id(scopes["runs"]) == {"r1": (2, 2, 2)}
+    assert [row["id"] for row in scopes["users"]] == ["alice", "bob", "carol"]  # by id
+
+
+def test_scopes_follow_deletes_and_limit(memory):
+    added = memory.add([{"role": "user", "content": f"fact {i}"} for i in range(3)], user_id="dan", infer=False)
+    memory.add("Likes jazz", user_id="erin", infer=False)
+    memory.delete(added["results"][0]["id"])
+    assert by_id(memory.scopes()["users"]) == {"dan": (2, 2, 3), "erin": (1, 1, 1)}
+    assert by_id(memory.scopes(limit=1)["users"]) == {"dan": (2, 2, 3)}
+    assert memory.scopes() == {**memory.scopes(), "agents": [], "runs": []}
+
+
+def test_empty_store_and_bad_limit(memory):
+    assert memory.scopes() == {"users": [], "agents": [], "runs": []}
+    with pytest.raises(InvalidInputError, match="limit"):
+        memory.scopes(limit=0)
