@@ -269,10 +269,13 @@ def test_message_log_shows_why_an_add_stored_nothing(page, site):
     page.locator(".add-result table").wait_for()
     outcome = page.locator(".add-result").inner_text()
     assert "ADD" in outcome and "User works as a nurse" in outcome and "skipped:" in outcome
-    log = {row.locator("td").nth(3).inner_text(): row.locator("td").nth(4).inner_text()
+    log = {row.locator("td").nth(3).inner_text(): row.locator("td").all_inner_texts()[4:]
            for row in page.locator("main > table tbody tr").all()}
-    assert log["I work as a nurse"] == ""
-    assert "question" in log["hello! what's the weather like?"]
+    assert log["I work as a nurse"] == ["User works as a nurse", ""]  # formed a memory, skipped nothing
+    formed, why = log["hello! what's the weather like?"]
+    assert formed == "" and "question" in why
+    page.reload()  # the memories a message formed come from the store: still there on a fresh load
+    page.get_by_role("link", name="User works as a nurse").wait_for()
     shot(page, "messages")
 
 
@@ -306,7 +309,8 @@ def test_a_memory_that_looks_like_markup_is_shown_as_text(page, site):
     assert page.evaluate("window.__pwned") is None
     assert page.locator("main img").count() == 0 and page.locator("main script").count() == 0
     page.goto(site.url + "/ui#/messages?user_id=alice")
-    page.get_by_text(XSS).wait_for()
+    page.get_by_role("link", name=XSS).wait_for()  # the memory the message formed, linked by its text
+    assert XSS in page.locator("main > table tbody td:nth-child(4)").all_inner_texts()  # the message as sent
     assert page.evaluate("window.__pwned") is None and page.locator("main img").count() == 0
     shot(page, "markup-as-text")
 

@@ -46,3 +46,12 @@ def test_empty_store_and_bad_limit(memory):
     assert memory.scopes() == {"users": [], "agents": [], "runs": []}
     with pytest.raises(InvalidInputError, match="limit"):
         memory.scopes(limit=0)
+
+
+def test_async_memory_gives_the_same_scopes(memory):
+    import asyncio
+
+    from memlane import AsyncMemory
+
+    memory.add("Likes jazz", user_id="erin", agent_id="dj", infer=False)
+    assert asyncio.run(AsyncMemory(memory=memory).scopes()) == memory.scopes()

@@ -463,12 +463,16 @@ async function messages(params) {
     return;
   }
   const scope = scopeOf(params);
-  const log = await api("GET", "/messages", { params: { ...scope, limit: 500 } });
+  const [log, formed] = await Promise.all([api("GET", "/messages", { params: { ...scope, limit: 500 } }),
+    api("GET", "/memories", { params: { ...scope, include_invalid: true, limit: 1000 } })]);
+  const memoriesOf = {}; // message id -> the memories whose provenance names it
+  for (const item of formed.results) for (const id of item.source_message_ids || []) (memoriesOf[id] ||= []).push(item);
   const reasons = skippedReasons();
   parts.push(h("h2", {}, `Log (${log.length})`),
-    table(["time", "role", "name", "content", "skipped"], log.map((m) => [time(m.created_at), m.role, m.name || "", m.content,
+    table(["time", "role", "name", "content", "formed", "skipped"], log.map((m) => [time(m.created_at), m.role, m.name || "", m.content,
+      h("span", { class: "links" }, (memoriesOf[m.id] || []).map((item) => link(route("memory/" + encodeURIComponent(item.id)), item.memory))),
       reasons[m.id] ? h("span", { class: "skip" }, reasons[m.id]) : ""]), "No messages stored for this scope."),
-    h("p", { class: "muted" }, "Why a message stored nothing is reported by the add that received it; the log shows the reasons of adds made from this tab."),
+    h("p", { class: "muted" }, "Formed: the memories whose provenance names the message. Why a message stored nothing is reported by the add that received it; the log shows the reasons of adds made from this tab."),
     addForm(scope));
   paint(parts);
 }
