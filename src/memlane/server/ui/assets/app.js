@@ -12,6 +12,7 @@ const MODES = {
 };
 const MEMORY_TYPES = ["fact", "preference", "event", "profile", "procedural"];
 const SCOPE_KEYS = ["user_id", "agent_id", "run_id"];
+const PICK_SCOPE = "Choose a user, agent or run (the overview lists them).";
 const main = document.getElementById("main");
 const session = { tenant: null, admin: false };
 
@@ -61,6 +62,10 @@ function input(name, value, attrs = {}) {
 
 function link(hash, text) {
   return h("a", { href: hash }, text);
+}
+
+function memoryLink(id, text) {
+  return link(route("memory/" + encodeURIComponent(id)), text);
 }
 
 function route(view, params = {}) {
@@ -197,16 +202,19 @@ function showLogin(reason) {
 
 // -- views -----------------------------------------------------------------------------------------
 
+// A filter form's fields become the view's address, so a view can be reloaded, linked and gone back to.
+function submitTo(view) {
+  return (event) => {
+    event.preventDefault();
+    const data = Object.fromEntries(new FormData(event.target).entries());
+    for (const box of event.target.querySelectorAll("input[type=checkbox]")) data[box.name] = box.checked ? "1" : "";
+    location.hash = route(view, data);
+  };
+}
+
 function scopeForm(view, params, extra = []) {
   const fields = SCOPE_KEYS.map((k) => field(k.replace("_id", ""), input(k, params[k], { placeholder: k })));
-  return h("form", {
-    class: "bar", onsubmit: (event) => {
-      event.preventDefault();
-      const data = Object.fromEntries(new FormData(event.target).entries());
-      for (const box of event.target.querySelectorAll("input[type=checkbox]")) data[box.name] = box.checked ? "1" : "";
-      location.hash = route(view, data);
-    },
-  }, fields, extra, h("button", { type: "submit" }, "Show"));
+  return h("form", { class: "bar", onsubmit: submitTo(view) }, fields, extra, h("button", { type: "submit" }, "Show"));
 }
 
 function hasScope(params) {
@@ -277,7 +285,7 @@ async function memories(params) {
     return;
   }
   if (!hasScope(params) && !filters) {
-    paint(parts, notice("Choose a user, agent or run (the overview lists them)."));
+    paint(parts, notice(PICK_SCOPE));
     return;
   }
   try {
@@ -312,7 +320,7 @@ async function memoryResults(params, filters) {
   const scored = Boolean(params.q);
   const headers = ["memory", "scope", "type", ...(scored ? ["score", "vector", "keyword", "rerank"] : []), "status", "updated"];
   parts.push(table(headers, items.map((item) => [
-    link(route("memory/" + encodeURIComponent(item.id)), item.memory), scopeText(item), item.memory_type || "",
+    memoryLink(item.id, item.memory), scopeText(item), item.memory_type || "",
     ...(scored ? [num(item.score), num(item.scores?.vector ?? item.score), num(item.scores?.keyword), num(item.scores?.rerank)] : []),
     status(item), time(item.updated_at),
   ]), "No memories match."));
@@ -367,7 +375,7 @@ function memoryCard(item) {
     ["metadata", json(item.metadata)], ["source messages", (item.source_message_ids || []).join(", ")]];
   const card = h("section", { class: "card" }, h("p", { class: "text" }, item.memory), status(item),
     item.valid_to ? h("p", { class: "invalid" }, item.invalid_reason || "invalidated",
-      item.superseded_by ? [" — superseded by ", link(route("memory/" + encodeURIComponent(item.superseded_by)), item.superseded_by)] : null) : null,
+      item.superseded_by ? [" — superseded by ", memoryLink(item.superseded_by, item.superseded_by)] : null) : null,
     h("dl", { class: "facts" }, rows.filter(([, v]) => v).map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))])),
     h("div", { class: "actions" },
       h("button", { type: "button", onclick: () => card.replaceWith(editForm(item)) }, "Edit"),
@@ -424,7 +432,7 @@ function timeline(events, item, scope) {
   });
   if (item && item.superseded_by) {
     entries.push(h("li", { class: "event superseded" }, h("div", { class: "when" }, time(item.valid_to), " ", h("span", { class: "badge" }, "SUPERSEDED")),
-      h("p", {}, "superseded by ", link(route("memory/" + encodeURIComponent(item.superseded_by)), item.superseded_by))));
+      h("p", {}, "superseded by ", memoryLink(item.superseded_by, item.superseded_by))));
   }
   return entries.length ? h("ol", { class: "timeline" }, entries) : h("p", { class: "muted" }, "No history.");
 }
@@ -459,7 +467,7 @@ async function messages(params) {
   const paint = painter();
   const parts = [h("h1", {}, "Messages"), scopeForm("messages", params)];
   if (!hasScope(params)) {
-    paint(parts, notice("Choose a user, agent or run (the overview lists them)."));
+    paint(parts, notice(PICK_SCOPE));
     return;
   }
   const scope = scopeOf(params);
@@ -470,7 +478,7 @@ async function messages(params) {
   const reasons = skippedReasons();
   parts.push(h("h2", {}, `Log (${log.length})`),
     table(["time", "role", "name", "content", "formed", "skipped"], log.map((m) => [time(m.created_at), m.role, m.name || "", m.content,
-      h("span", { class: "links" }, (memoriesOf[m.id] || []).map((item) => link(route("memory/" + encodeURIComponent(item.id)), item.memory))),
+      h("span", { class: "links" }, (memoriesOf[m.id] || []).map((item) => memoryLink(item.id, item.memory))),
       reasons[m.id] ? h("span", { class: "skip" }, reasons[m.id]) : ""]), "No messages stored for this scope."),
     h("p", { class: "muted" }, "Formed: the memories whose provenance names the message. Why a message stored nothing is reported by the add that received it; the log shows the reasons of adds made from this tab."),
     addForm(scope));
@@ -507,7 +515,7 @@ function addForm(scope) {
 function addOutcome(result) {
   return h("div", {},
     result.status !== "ok" ? notice(`formation failed: ${result.reason}; the messages are stored`, "error") : null,
-    table(["event", "memory"], (result.results || []).map((r) => [r.event, link(route("memory/" + encodeURIComponent(r.id)), r.memory)]),
+    table(["event", "memory"], (result.results || []).map((r) => [r.event, memoryLink(r.id, r.memory)]),
       "No memory changed."),
     (result.skipped || []).length ? h("ul", { class: "skips" }, result.skipped.map((s) => h("li", {}, `skipped: ${s.reason}`))) : null);
 }
@@ -517,7 +525,7 @@ async function graph(params) {
   const parts = [h("h1", {}, "Graph"), scopeForm("graph", params,
     [field("ended too", h("input", { type: "checkbox", name: "include_invalid", checked: !!params.include_invalid }))])];
   if (!hasScope(params)) {
-    paint(parts, notice("Choose a user (the overview lists them)."));
+    paint(parts, notice(PICK_SCOPE));
     return;
   }
   const scope = scopeOf(params);
@@ -546,12 +554,7 @@ async function documents(params) {
   }
   const select = h("select", { name: "collection" }, h("option", { value: "" }, "all collections"),
     collections.map((c) => h("option", { value: c.name, selected: params.collection === c.name }, c.name)));
-  parts.push(h("form", {
-    class: "bar", onsubmit: (event) => {
-      event.preventDefault();
-      location.hash = route("documents", Object.fromEntries(new FormData(event.target).entries()));
-    },
-  }, h("h2", {}, "Search pages"), field("query", input("dq", params.dq, { class: "wide", placeholder: "what to look for" })),
+  parts.push(h("form", { class: "bar", onsubmit: submitTo("documents") }, h("h2", {}, "Search pages"), field("query", input("dq", params.dq, { class: "wide", placeholder: "what to look for" })),
   field("in", select), h("button", { type: "submit" }, "Search")));
   if (params.dq) {
     const found = await api("POST", "/search/documents", { body: { query: params.dq, collection_name: params.collection || "all", top_k: 10 } });
