@@ -368,7 +368,7 @@ class SQLiteStore:
         return self._con.execute(f"SELECT count(*) FROM memories m WHERE {sql}", params).fetchone()[0]
 
     def scopes(self, column: str, limit: int) -> list[ScopeCount]:
-        sql = scope_counts_sql(column, memories="memories", messages="messages")
+        sql = scope_counts_sql(column, memories="memories", messages="messages", scan_memories=True)
         return scope_counts(self._con.execute(sql, (limit,)).fetchall())
 
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
