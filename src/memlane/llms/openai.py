@@ -1,7 +1,10 @@
 """Any OpenAI-compatible chat endpoint through the official ``openai`` SDK.
 
-Timeouts and retries with exponential backoff on 429 / 5xx / connection errors
-are the SDK's own (``max_retries``, honouring ``Retry-After``). JSON mode
+``timeout`` is one deadline for a whole chat call, retries included: after a
+timeout, a dropped connection, 429 or 5xx the call is retried (``max_retries``,
+exponential backoff, honouring ``Retry-After``) only within what is left of it
+(``memlane.deadline``), so a hung endpoint holds ``add`` for at most
+``timeout`` seconds per call. JSON mode
 (``response_format={"type": "json_object"}``) is used until the endpoint
 rejects it once; then this client stops asking for it.
 """
@@ -14,6 +17,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from memlane.deadline import DeadlineExceeded, call_within
 from memlane.errors import ConfigError
 from memlane.llms.base import LLMError
 
@@ -33,7 +37,7 @@ class OpenAILLMConfig(BaseModel):
     base_url: Optional[str] = None
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(2000, ge=1)
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(30.0, gt=0, description="seconds for one chat call, retries included")
     max_retries: int = Field(3, ge=0)
 
     @model_validator(mode="before")
@@ -65,8 +69,8 @@ class OpenAILLM:
         import openai
 
         self._openai = openai
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
-                                    max_retries=config.max_retries)
+        # retries are memlane's (call_within), so that they stay inside the call's deadline
+        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout, max_retries=0)
         self.config = config
         self.name = f"{server}/{config.model}"
         self.calls = 0
@@ -89,12 +93,20 @@ class OpenAILLM:
         return content or ""
 
     def _create(self, messages: list[dict[str, str]], extra: dict[str, Any]) -> Any:
-        try:
-            response = self.client.chat.completions.create(
+        def attempt(time_left: float) -> Any:
+            return self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens, **extra)
+                max_tokens=self.config.max_tokens, timeout=time_left, **extra)
+
+        try:
+            response = call_within(attempt, seconds=self.config.timeout, retries=self.config.max_retries,
+                                   retry_after=self._retry_after)
         except self._openai.BadRequestError:
             raise
+        except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
+            raise LLMError(f"chat request to {self.client.base_url} timed out: no answer within "
+                           f"{self.config.timeout:g} s (llm.config.timeout, the deadline for one call, "
+                           "retries included)") from exc
         except self._openai.OpenAIError as exc:
             raise LLMError(f"chat request to {self.client.base_url} failed: {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
@@ -102,3 +114,26 @@ class OpenAILLM:
         with self._lock:
             self.calls += 1
         return response
+
+    def _retry_after(self, exc: Exception) -> float | None:
+        """Whether a failed attempt is worth another (the SDK's own rule: connection errors, timeouts,
+        408, 409, 429, 5xx), and the pause the endpoint asked for (0: the default backoff)."""
+        if isinstance(exc, self._openai.APIConnectionError):  # includes APITimeoutError
+            return 0.0
+        if not isinstance(exc, self._openai.APIStatusError):
+            return None
+        if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
+            return None
+        return retry_after_header(exc.response.headers)
+
+
+def retry_after_header(headers: Any) -> float:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (a number of seconds); 0 when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name))
+        except (TypeError, ValueError):
+            continue
+        if value >= 0:
+            return value / scale
+    return 0.0
