@@ -258,6 +258,20 @@ def test_edit_and_delete_with_confirmation(page, site):
         assert api.get(f"/memories/{made}").status_code == 404
 
 
+def test_a_list_cut_at_its_limit_says_so(page, site):
+    with site.api(site.admin) as api:
+        many = [{"role": "user", "content": f"Note number {i}"} for i in range(201)]
+        assert api.post("/memories", json={"messages": many, "user_id": "many", "infer": False}).status_code == 200
+    sign_in(page, site, site.admin)
+    visit(page, site, "#/memories?user_id=many", "Memories")
+    count = page.locator("main p.muted")
+    assert count.inner_text() == "200 memories — the newest 200 only; narrow the filters to see the rest"
+    assert page.locator("main tbody tr").count() == 200
+    assert page.locator("main tbody tr td:first-child").first.inner_text() == "Note number 200"
+    visit(page, site, "#/memories?user_id=many&text=number+20", "Memories")  # narrowed: notes 20 and 200
+    assert count.inner_text() == "2 memories"
+
+
 def test_bad_metadata_in_the_edit_form_is_named_and_nothing_changes(page, site):
     sign_in(page, site, site.admin)
     visit(page, site, f"#/memory/{site.lisbon}", "Memory")

@@ -11,6 +11,7 @@ const MODES = {
   rerank: { label: "hybrid + rerank", keyword_search: true, rerank: true },
 };
 const MEMORY_TYPES = ["fact", "preference", "event", "profile", "procedural"];
+const SHOWN = { search: 50, memories: 200, messages: 500 }; // rows a page asks for; more means narrowing the filters
 const SCOPE_KEYS = ["user_id", "agent_id", "run_id"];
 const PICK_SCOPE = "Choose a user, agent or run (the overview lists them).";
 const main = document.getElementById("main");
@@ -306,17 +307,19 @@ async function memoryResults(params, filters) {
     const mode = MODES[params.mode] || MODES.vector;
     const started = performance.now();
     found = await api("POST", "/search", {
-      body: { query: params.q, ...scope, filters, limit: 50, ...common, keyword_search: mode.keyword_search, rerank: mode.rerank,
+      body: { query: params.q, ...scope, filters, limit: SHOWN.search, ...common, keyword_search: mode.keyword_search, rerank: mode.rerank,
         threshold: params.threshold ? Number(params.threshold) : undefined },
     });
     elapsed = performance.now() - started;
     items = found.results;
     parts.push(stageTable(found.metadata, elapsed));
   } else {
-    found = await api("GET", "/memories", { params: { ...scope, ...common, filters: filters && JSON.stringify(filters), limit: 200 } });
+    found = await api("GET", "/memories", { params: { ...scope, ...common, filters: filters && JSON.stringify(filters), limit: SHOWN.memories } });
     items = found.results;
   }
-  parts.push(h("p", { class: "muted" }, `${items.length} memor${items.length === 1 ? "y" : "ies"}${params.as_of ? ` as of ${time(params.as_of)}` : ""}`));
+  const limit = params.q ? SHOWN.search : SHOWN.memories;
+  parts.push(h("p", { class: "muted" }, `${items.length} memor${items.length === 1 ? "y" : "ies"}${params.as_of ? ` as of ${time(params.as_of)}` : ""}`,
+    items.length === limit ? ` — the ${params.q ? "best" : "newest"} ${limit} only; narrow the filters to see the rest` : ""));
   const scored = Boolean(params.q);
   const headers = ["memory", "scope", "type", ...(scored ? ["score", "vector", "keyword", "rerank"] : []), "status", "updated"];
   parts.push(table(headers, items.map((item) => [
@@ -471,12 +474,12 @@ async function messages(params) {
     return;
   }
   const scope = scopeOf(params);
-  const [log, formed] = await Promise.all([api("GET", "/messages", { params: { ...scope, limit: 500 } }),
+  const [log, formed] = await Promise.all([api("GET", "/messages", { params: { ...scope, limit: SHOWN.messages } }),
     api("GET", "/memories", { params: { ...scope, include_invalid: true, limit: 1000 } })]);
   const memoriesOf = {}; // message id -> the memories whose provenance names it
   for (const item of formed.results) for (const id of item.source_message_ids || []) (memoriesOf[id] ||= []).push(item);
   const reasons = skippedReasons();
-  parts.push(h("h2", {}, `Log (${log.length})`),
+  parts.push(h("h2", {}, log.length === SHOWN.messages ? `Log (the latest ${log.length})` : `Log (${log.length})`),
     table(["time", "role", "name", "content", "formed", "skipped"], log.map((m) => [time(m.created_at), m.role, m.name || "", m.content,
       h("span", { class: "links" }, (memoriesOf[m.id] || []).map((item) => memoryLink(item.id, item.memory))),
       reasons[m.id] ? h("span", { class: "skip" }, reasons[m.id]) : ""]), "No messages stored for this scope."),
