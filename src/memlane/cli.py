@@ -461,6 +461,7 @@ def serve(
     url = f"http://{shown}:{port}"
     console.print(f"[bold]memlane server[/bold]  {url}", highlight=False, soft_wrap=True)
     console.print(f"  API docs      {url}/docs", highlight=False, soft_wrap=True)
+    console.print(f"  dashboard     {url}/ui  (sign in with an API key)", highlight=False, soft_wrap=True)
     console.print(f"  MCP           {url}/mcp  (streamable HTTP)", highlight=False, soft_wrap=True)
     console.print(f"  stores        {_store_location(settings)}", highlight=False, soft_wrap=True)
     if no_auth:
