@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from support.server_fixtures import live  # noqa: F401  (the module's server)
+from test_server_postgres import live_pg  # noqa: F401  (a server on PostgreSQL, for the last test)
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +92,19 @@ def test_list_memories_as_of_shows_what_was_valid_then_as_it_read(live, keys):  
         assert admin.get("/memories", params={"user_id": "ivo", "as_of": "2001-01-01T00:00:00Z"}).json()["results"] == []
         bad = admin.get("/memories", params={"user_id": "ivo", "as_of": "yesterday-ish"})
         assert bad.status_code == 422 and bad.json()["field"] == "as_of"
+
+
+def test_scopes_on_postgres_count_only_the_tenants_own_rows(live_pg):
+    """On PostgreSQL the tenants share tables: the counts of one never include the other's rows."""
+    live, _ = live_pg
+    with live.client(live.key("pg-one", admin=True)) as one, live.client(live.key("pg-two", admin=True)) as two:
+        for client, texts in ((one, ["Likes tea", "Plays go"]), (two, ["Likes coffee"])):
+            messages = [{"role": "user", "content": text} for text in texts]
+            assert client.post("/memories", json={"messages": messages, "user_id": "sam", "agent_id": "bot",
+                                                  "infer": False}).status_code == 200
+        assert two.post("/memories", json={"messages": "what time is it?", "user_id": "kim"}).status_code == 200
+        assert one.get("/scopes").json() == {"users": [{"id": "sam", "memories": 2, "valid": 2, "messages": 2}],
+                                             "agents": [{"id": "bot", "memories": 2, "valid": 2, "messages": 2}],
+                                             "runs": []}
+        assert two.get("/scopes").json()["users"] == [{"id": "kim", "memories": 0, "valid": 0, "messages": 1},
+                                                      {"id": "sam", "memories": 1, "valid": 1, "messages": 1}]
