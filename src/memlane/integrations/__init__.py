@@ -1,6 +1,6 @@
 """Adapters that put memlane under agent frameworks (each an optional extra).
 
-* ``memlane.integrations.langgraph``: ``MemlaneStore``, a LangGraph ``BaseStore``
+* ``memlane.integrations.langgraph_store``: ``MemlaneStore``, a LangGraph ``BaseStore``
   (``pip install memlane[langgraph]``);
 * ``memlane.integrations.langchain``: ``MemlaneRetriever`` and ``memory_tools``
   for any tool-calling LangChain agent (``memlane[langchain]``);
