@@ -21,9 +21,8 @@ from memlane.store.base import ChangeSet, Invalidate
 
 
 @pytest.fixture
-def memory(backend, embedder):
-    with Memory(backend(), embedder=embedder) as m:
-        yield m
+def memory(backend_memory):
+    return backend_memory
 
 
 @pytest.fixture
@@ -156,6 +155,12 @@ def test_unsupported_and_bad_input_raise_clear_errors(store, memory):
         store.search(("alice",), filter={"tag": {"$in": ["a"]}})
     with pytest.raises(InvalidInputError, match="limit >= 1"):
         store.search(("alice",), limit=0)
+    with pytest.raises(InvalidInputError, match="value of item 'k' must be JSON .*set is not JSON serializable"):
+        store.put(("alice",), "k", {"tags": {"a", "b"}})
+    with pytest.raises(InvalidInputError, match="value of item 'k' cannot be stored: metadata is .* bytes"):
+        store.put(("alice",), "k", {"text": "short", "blob": "x" * 70_000}, index=["text"])
+    with pytest.raises(InvalidInputError, match="value has 70,012 characters; the limit is 32,768"):
+        store.put(("alice",), "k", {"text": "x" * 70_000}, index=False)  # its text is the value as JSON
     with pytest.raises(InvalidInputError, match="fields must be a non-empty list"):
         MemlaneStore(memory, fields=[])
     assert memory.get_all(filters={"user_id": "*"})["results"] == []

@@ -42,7 +42,7 @@ class SearchMemoriesArgs(BaseModel):
     limit: int = Field(tools.DEFAULT_SEARCH_LIMIT, ge=1, le=100, description="how many memories to return")
 
 
-#: tool name -> (argument model, ScopedTools method name)
+#: tool name -> its argument model (the ScopedTools method of the same name runs it)
 TOOLS: dict[str, type[BaseModel]] = {"add_memory": AddMemoryArgs, "search_memories": SearchMemoriesArgs}
 
 

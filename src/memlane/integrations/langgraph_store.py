@@ -212,12 +212,20 @@ class MemlaneStore(BaseStore):
             raise InvalidInputError(f"a LangGraph item value is a dict, got {type(op.value).__name__}", field="value")
         scope = self.layout.scope(op.namespace)
         value = dict(op.value)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"the value of item {op.key!r} must be JSON (objects, lists, strings, finite "
+                                    f"numbers, booleans, null): {exc}", field="value") from None
         text, indexed = self._text(value, op.index)
         limits = self.memory.limits
         text = validation.text(text, "value", limits)
-        metadata, _ = validation.metadata({METADATA_KEY: {
-            "namespace": list(op.namespace), "labels": {str(i): label for i, label in enumerate(op.namespace)},
-            "key": op.key, "value": value, "indexed": indexed}}, limits)
+        try:
+            metadata, _ = validation.metadata({METADATA_KEY: {
+                "namespace": list(op.namespace), "labels": {str(i): label for i, label in enumerate(op.namespace)},
+                "key": op.key, "value": value, "indexed": indexed}}, limits)
+        except InvalidInputError as exc:  # the value is kept in the memory's metadata: say so
+            raise InvalidInputError(f"the value of item {op.key!r} cannot be stored: {exc}", field="value") from None
         if self.memory.get(memory_id) is not None:
             self.memory.update(memory_id, text=text, metadata=metadata)
         else:
