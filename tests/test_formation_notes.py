@@ -49,6 +49,8 @@ NOTES = [  # (message, the statements the offline engine keeps)
     ("1) 不吃辣", ["用户不吃辣"]),
     ("I no longer drink alcohol.", ["User no longer drinks alcohol"]),
     ("I particularly enjoy baking sourdough bread.", ["User particularly enjoys baking sourdough bread"]),
+    ("Now I especially like AI-related tech stocks.", ["User now especially likes AI-related tech stocks"]),
+    ("Currently I rarely eat meat.", ["User currently rarely eats meat"]),
     ("I quit IBM and now work at Canva.", ["User quit IBM and now works at Canva"]),
     ("I am a teacher, I speak French and I have a dog called Rex.",
      ["User is a teacher", "User speaks French", "User has a dog called Rex"]),

@@ -66,8 +66,8 @@ def test_a_conversation_adds_refines_contradicts_and_retracts(graph):
     found = graph.search("where does alice live?", user_id="alice")
     assert found["results"] and found["relations"][0]["relationship"] == "lives_in"
     assert found["relations"][0]["destination"] == "Berlin"
-    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "score"}
-    assert all(0 <= r["score"] <= 1 for r in found["relations"])
+    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "weight", "score"}
+    assert all(0 <= r["score"] <= 1 and r["weight"] == r["score"] for r in found["relations"])  # seed 000: weight
     assert "New York City" not in [r["destination"] for r in found["relations"] if r["relationship"] == "lives_in"]
     # the same search with the optional stages also returns relations
     assert graph.search("where does alice live?", user_id="alice", keyword_search=True)["relations"][0]["destination"] \
