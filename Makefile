@@ -15,7 +15,7 @@ $(BIN)/python:
 # Re-install whenever the dependency list changes.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,dev,server,postgres]"
+	$(BIN)/python -m pip install --quiet -e ".[local,dev,server,postgres,langgraph,langchain,openai-agents]"
 	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
