@@ -102,7 +102,8 @@ def test_memory_tools_run_async_and_keep_to_their_scope(memory, stocked):
     add, search = memory_tools(memory, user_id="bob")
     asyncio.run(add.ainvoke({"text": "Bob moved to Lisbon", "infer": False}))
     found = asyncio.run(search.ainvoke({"query": "where does he live?"}))
-    assert found["results"][0]["memory"] == "Bob moved to Lisbon"
+    # the hashing embedder ranks by shared words, not meaning: what counts here is whose memories come back
+    assert sorted(m["memory"] for m in found["results"]) == ["Bob eats meat every day", "Bob moved to Lisbon"]
     assert {m["user_id"] for m in found["results"]} == {"bob"}
     with pytest.raises(ValueError, match="At least one of 'user_id'"):
         memory_tools(memory)

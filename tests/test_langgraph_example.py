@@ -9,7 +9,9 @@ from pathlib import Path
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "langgraph_memory_graph.py"
 
 
-def test_the_example_graph_remembers_across_turns(memory):
+def test_the_example_graph_remembers_across_turns(model_memory):
+    """Recall by meaning ("what am I allergic to?" finds the peanuts): the real local model."""
+    memory = model_memory
     example = runpy.run_path(str(EXAMPLE))
     replies = example["main"](memory, user_id="alice")
     assert replies[:2] == ["I don't know anything about that yet."] * 2
