@@ -469,6 +469,7 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     url = f"http://{shown}:{port}"
     console.print(f"[bold]memlane server[/bold]  {url}", highlight=False, soft_wrap=True)
     console.print(f"  API docs      {url}/docs", highlight=False, soft_wrap=True)
+    console.print(f"  dashboard     {url}/ui  (sign in with an API key)", highlight=False, soft_wrap=True)
     console.print(f"  MCP           {url}/mcp  (streamable HTTP)", highlight=False, soft_wrap=True)
     console.print(f"  stores        {_store_location(settings)}", highlight=False, soft_wrap=True)
     if no_auth:

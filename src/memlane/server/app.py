@@ -37,7 +37,7 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.keys import KeyStore
 from memlane.server import errors, platform, routes
 from memlane.server import context_routes
-from memlane.server import documents_routes, errors, platform, routes
+from memlane.server import dashboard, documents_routes, errors, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
 from memlane.tenancy import DEFAULT_TENANT, Tenants
@@ -170,6 +170,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.include_router(platform.router)
     app.include_router(context_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
+    dashboard.install(app)  # the web UI at /ui and GET /scopes
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
