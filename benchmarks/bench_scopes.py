@@ -75,7 +75,7 @@ def run(size: int, user_count: int, repeat: int) -> dict:
         fill(store, size, users, rng)
         someone = scope.scoped_filter({"user_id": random.Random(1).choice(users)}, None)
         scopes = timed(lambda: store.scopes("user_id", 1000), repeat)
-        row_lookup_sql = scope_counts_sql("user_id", memories="memories", messages="messages")
+        row_lookup_sql = scope_counts_sql("user_id", memories="memories", messages="messages", now=SQLiteStore.NOW)
         row_lookup = timed(lambda: store._con.execute(row_lookup_sql, (1000,)).fetchall(), repeat)
         listing = timed(lambda: store.list(someone, 100), repeat)
         rows = store.scopes("user_id", 1000)

@@ -66,7 +66,8 @@ def test_sqlite_counts_from_indexes_without_reading_memory_rows(tmp_path, column
 
     store = SQLiteStore(tmp_path / "plan.db")
     try:
-        sql = scope_counts_sql(column, memories="memories", messages="messages", scan_memories=True)
+        sql = scope_counts_sql(column, memories="memories", messages="messages", now=SQLiteStore.NOW,
+                               scan_memories=True)
         plan = [row[-1] for row in store._con.execute("EXPLAIN QUERY PLAN " + sql, (10,)).fetchall()]
     finally:
         store.close()

@@ -80,6 +80,19 @@ class Not:
 
 Node = Union[Compare, And, Or, Not]
 
+
+class _Now:
+    """A comparison value: the moment the statement runs, by the database's clock, in the stored
+    timestamp form (``timeutil``). Compiled into the SQL, not bound, so a filter holding it reads
+    the same on every call (cached keyword statistics stay valid)."""
+
+    def __repr__(self) -> str:
+        return "NOW"
+
+
+#: ``Compare(Field(column="valid_to"), "gt", NOW)``: still valid now (expiry is checked at read time)
+NOW = _Now()
+
 #: The empty conjunction: matches every record.
 MATCH_ALL = And(())
 

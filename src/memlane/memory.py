@@ -24,13 +24,18 @@ from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine, offline_extract
 from memlane.ingest import records as ingest_records
-from memlane.ingest.plan import Context, plan
+from memlane.ingest.plan import EXPIRED, Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
+from memlane.maintenance import plans as maintenance
+from memlane.maintenance.similar import groups, similar_pairs
 from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
+
+#: memories invalidated per transaction by ``cleanup_old_memories``
+CLEANUP_BATCH = 500
 
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
@@ -75,6 +80,7 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         infer: bool = True,
         memory_type: str | None = None,
+        expiration_date: str | date | datetime | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -84,7 +90,10 @@ class Memory:
         (invalidated, not erased) or NONE. With ``infer=False`` each message is
         stored as one memory (system messages are skipped, as in mem0).
         ``memory_type="procedural"`` (needs ``agent_id``) summarises the
-        messages as one memory of the agent.
+        messages as one memory of the agent. ``expiration_date`` (a future date or datetime, as
+        mem0's) makes the memories this call adds invalid from then on: ``valid_to`` is that moment,
+        ``invalid_reason`` is ``expired``, and reads check it when they run (``as_of`` before it
+        still shows them).
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -100,6 +109,7 @@ class Memory:
         if memory_type == "procedural" and "agent_id" not in ids:
             raise InvalidInputError("procedural memories belong to an agent: give agent_id", field="agent_id")
         stored_metadata, promoted = validation.metadata(metadata, self.limits)
+        expires = validation.expiration(expiration_date)
         received = validation.messages(messages, self.limits)
         now = timeutil.now_iso()
         kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **ids)
@@ -115,18 +125,18 @@ class Memory:
                 return {**outcome, "status": "failed", "reason": str(exc)}
             drafts = [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
                                 memory_type="procedural", metadata=stored_metadata, source_message_ids=message_ids,
-                                role="assistant", actor_id=promoted.get("actor_id"), **ids)]
+                                role="assistant", actor_id=promoted.get("actor_id"), **_expiry(expires), **ids)]
         elif not infer:
             window = self.config.retrieval.context_messages
             drafts = [
                 NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
                           metadata=stored_metadata, memory_type=memory_type, source_message_ids=[kept[i].id],
                           context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
-                          **ids)
+                          **_expiry(expires), **ids)
                 for i, m in enumerate(received) if m.role != "system"
             ]
         else:
-            return self._form(received, ids, stored_metadata, promoted, memory_type, message_ids, outcome)
+            return self._form(received, ids, stored_metadata, promoted, memory_type, message_ids, outcome, expires)
         records = self.insert(drafts)
         outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
         if not infer and memory_type != "procedural":
@@ -135,7 +145,8 @@ class Memory:
         return outcome
 
     def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
-              memory_type: str | None, message_ids: list[str], outcome: dict[str, Any]) -> dict[str, Any]:
+              memory_type: str | None, message_ids: list[str], outcome: dict[str, Any],
+              expires: str | None) -> dict[str, Any]:
         """Extract facts, find the memories near them, decide, and apply every decision in one transaction."""
         graph = ChangeSet()
         if self.graph is not None:  # relations are written with the memories, or alone when formation fails
@@ -165,7 +176,7 @@ class Memory:
         speaker = next((m for m in received if m.role == "user"), received[0])
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
-                          memory_type=memory_type)
+                          memory_type=memory_type, expires=expires)
         outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
         outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
@@ -419,7 +430,82 @@ class Memory:
         max_results = validation.limit(max_results, self.limits, "max_results")
         return self.searcher.context(turns, system_prompt, ids, max_results)
 
-    # -- maintenance --------------------------------------------------------
+    # -- maintenance (seed 002; docs/maintenance.md) ---------------------------
+
+    def cleanup_old_memories(
+        self,
+        user_id: str | None = None,
+        keep_latest: int = 1000,
+        *,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Keep the ``keep_latest`` newest valid memories of the scope (by ``created_at``) and invalidate
+        the older ones: a ``DELETE`` event each, reason ``cleanup``, the text kept (``include_invalid``
+        and ``history`` still show them). ``dry_run`` returns the plan without writing. Written in
+        transactions of ``CLEANUP_BATCH`` memories (``progress(done, total)`` after each), so an
+        interrupted cleanup leaves whole invalidations and a rerun finishes it.
+
+        Returns ``{"results": [{"id", "memory", "event": "DELETE", "created_at"}], "kept", "dry_run"}``."""
+        ids = scope.scope_ids(user_id, agent_id, run_id)
+        scope.require_ids(ids)
+        keep_latest = validation.count(keep_latest, "keep_latest")
+        dry_run = validation.flag(dry_run, "dry_run", False)
+        where = flt.conjoin(scope.scoped_filter(ids, None), ACTIVE)
+        total = self.store.count(where)
+        old = self.store.list(where, total - keep_latest, offset=keep_latest) if total > keep_latest else []
+        old.reverse()  # oldest first
+        changes, results = maintenance.cleanup_changes(old, keep_latest)
+        if not dry_run:
+            for start in range(0, len(old), CLEANUP_BATCH):
+                self.store.apply(ChangeSet(invalidations=changes.invalidations[start:start + CLEANUP_BATCH]))
+                if progress:
+                    progress(min(start + CLEANUP_BATCH, len(old)), len(old))
+        return {"results": results, "kept": total - len(old), "dry_run": dry_run}
+
+    def merge_similar_memories(
+        self,
+        user_id: str | None = None,
+        threshold: float = 0.95,
+        *,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Merge the scope's near-duplicates: valid memories whose vectors have cosine >= ``threshold``.
+
+        Each group becomes its oldest memory (same id) with one text: offline the more specific of
+        the texts (``ingest/offline_merge.py``), with an ``llm`` the model's merged text (one call per
+        pair; a failed call is reported in ``failed`` and leaves that pair as it was). Texts that
+        disagree (a change, a contradiction) stay apart (``kept_apart``). History: ``MERGE`` events
+        with the old texts; the merged memories are invalidated, ``superseded_by`` the survivor,
+        whose provenance gains their messages. ``dry_run`` returns the plan without writing (and
+        without calling the LLM: its texts are ``None`` then). ``progress(done, total)`` per pair.
+
+        Returns ``{"results": [{"id", "memory", "event": "MERGE", "previous_memory", "merged": [{"id",
+        "memory", "similarity"}]}], "kept_apart", "failed", "memories", "pairs", "dry_run"}``."""
+        ids = scope.scope_ids(user_id, agent_id, run_id)
+        scope.require_ids(ids)
+        threshold = validation.similarity_threshold(threshold)
+        dry_run = validation.flag(dry_run, "dry_run", False)
+        records, matrix = self.store.with_vectors(flt.conjoin(scope.scoped_filter(ids, None), ACTIVE))
+        pairs = similar_pairs(matrix, threshold)
+        write = None if dry_run and self.config.llm is not None else self.engine.merge
+        merges = maintenance.plan_merges(records, matrix, groups(pairs), write, progress)
+        report = maintenance.merge_report(merges, scanned=len(records), pairs=len(pairs), dry_run=dry_run)
+        if dry_run:
+            return report
+        changed = [m for m in merges if m.merged and m.text != m.survivor.text]
+        drafts = [NewMemory(text=m.text, metadata=m.survivor.metadata) for m in changed]
+        embedded = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
+        rewritten = {m.survivor.id: (r.vector, r.token_vectors) for m, r in zip(changed, embedded)}
+        changes = maintenance.merge_changes(merges, timeutil.now_iso(), rewritten)
+        if changes.updates:
+            self.store.apply(changes)
+        return report
 
     @classmethod
     def reembed(
@@ -447,6 +533,11 @@ class Memory:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _expiry(expires: str | None) -> dict[str, str]:
+    """A draft's validity fields when it expires (``add(expiration_date=)``)."""
+    return {"valid_to": expires, "invalid_reason": EXPIRED} if expires else {}
 
 
 def _offload(name: str) -> Callable[..., Any]:
@@ -482,6 +573,8 @@ class AsyncMemory:
         return cls(config_dict)
 
     add = _offload("add")
+    cleanup_old_memories = _offload("cleanup_old_memories")
+    merge_similar_memories = _offload("merge_similar_memories")
     insert = _offload("insert")
     get_messages = _offload("get_messages")
     get = _offload("get")

@@ -181,7 +181,7 @@ class HistoryEvent(BaseModel):
 
     id: int
     memory_id: str
-    event: Literal["ADD", "UPDATE", "DELETE"]
+    event: Literal["ADD", "UPDATE", "DELETE", "MERGE"]
     old_memory: Optional[str]
     new_memory: Optional[str]
     created_at: str

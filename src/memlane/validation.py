@@ -142,12 +142,40 @@ def moment(value: Any, field: str) -> str:
         raise InvalidInputError(f"{field} must be an ISO-8601 date or datetime, got {value!r}", field=field) from None
 
 
+def expiration(value: Any, field: str = "expiration_date") -> str | None:
+    """When a new memory expires: a future ISO-8601 date (its start, UTC) or datetime, or None."""
+    if value is None:
+        return None
+    moment_ = moment(value, field)
+    now = timeutil.now_iso()
+    if moment_ <= now:
+        raise InvalidInputError(f"{field} {value!s} is not in the future (now is {now[:19]} UTC): a memory would be "
+                                "expired before it is stored; give a later date or none", field=field)
+    return moment_
+
+
 def limit(value: Any, limits: Limits, field: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{field} must be an integer, got {type(value).__name__} {value!r}", field=field)
     if not 1 <= value <= limits.max_results:
         raise InvalidInputError(f"{field} must be between 1 and {limits.max_results}, got {value}", field=field)
     return value
+
+
+def count(value: Any, field: str) -> int:
+    """A whole number of things, zero or more."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{field} must be an integer of at least 0, got {value!r}", field=field)
+    return value
+
+
+def similarity_threshold(value: Any, field: str = "threshold") -> float:
+    """A cosine similarity above which two memories are the same: a number in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 < value <= 1.0:
+        raise InvalidInputError(f"{field} is the cosine similarity at which memories merge and must lie in (0, 1], "
+                                f"got {value!r}", field=field)
+    return float(value)
 
 
 def threshold(value: Any) -> float | None:

@@ -159,6 +159,22 @@ class LLMEngine:
             return reason
         return "the model found no durable fact in it"
 
+    def merge(self, older: str, newer: str, similarity: float) -> str | None:
+        """One chat call: the model's merged text, or None when it answers CONTRADICTION."""
+        try:
+            answer = self.llm.chat([{"role": "user", "content": prompts.fill(prompts.MERGE_MEMORIES, older=older,
+                                                                              newer=newer)}], json_mode=False)
+        except LLMError as exc:
+            raise FormationFailed(str(exc)) from exc
+        text = answer.strip()
+        if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+            text = text[1:-1].strip()
+        if text.strip(".").upper() == "CONTRADICTION":
+            return None
+        if not text:
+            raise FormationFailed("the model answered the merge with no text")
+        return text
+
     def summarize_procedure(self, messages: list[Message]) -> str:
         history = "\n".join(f"[{m.role}{f' {m.name}' if m.name else ''}] {m.content}" for m in messages)
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memlane.ingest import offline_extract, offline_reconcile
+from memlane.ingest import offline_extract, offline_merge, offline_reconcile
 from memlane.ingest.types import Candidates, Decision, Fact
 from memlane.models import Message
 
@@ -25,6 +25,12 @@ class OfflineEngine:
 
     def skip_reason(self, message: Message, *, agent_facts: bool) -> str:
         return offline_extract.skip_reason(message, agent_facts=agent_facts)
+
+    def merge(self, older: str, newer: str, similarity: float) -> str | None:
+        """The more specific text (``ingest/offline_merge.py``); None when the two disagree."""
+        if offline_merge.disagree(older, newer, similarity):
+            return None
+        return offline_merge.more_specific(older, newer)
 
     def summarize_procedure(self, messages: list[Message]) -> str:
         """A deterministic digest: the task, each step the agent or a tool took, and the outcome."""

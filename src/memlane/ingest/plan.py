@@ -19,6 +19,10 @@ from memlane.models import MemoryRecord
 from memlane.store.base import ChangeSet, Invalidate, Update
 
 
+#: the ``invalid_reason`` of a memory added with an expiration date (valid until its ``valid_to``)
+EXPIRED = "expired"
+
+
 @dataclass
 class Context:
     """Who and what the new memories belong to."""
@@ -31,6 +35,8 @@ class Context:
     actor_id: str | None = None
     role: str | None = None
     memory_type: str | None = None  # forced by the caller, else the fact's own type
+    #: when the memories added expire (``add(expiration_date=)``): their ``valid_to``
+    expires: str | None = None
 
 
 @dataclass
@@ -105,7 +111,8 @@ def plan(
             id=new_id(), text=d.text, hash=context.hash(d.text), created_at=context.now,
             updated_at=context.now, actor_id=context.actor_id, role=context.role, metadata=dict(context.metadata),
             memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
-            vector=vector(d.text), **context.scope,
+            vector=vector(d.text), valid_to=context.expires, invalid_reason=EXPIRED if context.expires else None,
+            **context.scope,
         )
         out.changes.inserts.append(record)
         out.results.append({"id": record.id, "memory": record.text, "event": "ADD"})

@@ -59,5 +59,16 @@ reuse: the task, the steps taken in order (tools called and what they returned, 
 what worked, what failed, and the final outcome. Be factual and concise; keep names, values and
 errors exactly. Answer with the summary text only."""
 
+MERGE_MEMORIES = """Two memories of a long-term memory say nearly the same thing. Write the one memory that
+replaces both: keep every detail either of them gives (names, numbers, dates and amounts exactly),
+in their language and script, as one short statement in the third person.
+If they contradict each other (one negates the other, or they give different values for the same
+thing), answer exactly: CONTRADICTION
+
+Older memory: {older}
+Newer memory: {newer}
+
+Answer with the merged memory only, or CONTRADICTION."""
+
 REPAIR = """Your previous answer could not be used: {problem}
 Answer again with only the JSON object described in the instructions, and nothing else."""

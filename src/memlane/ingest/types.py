@@ -66,3 +66,7 @@ class Engine(Protocol):
 
     def summarize_procedure(self, messages: list[Message]) -> str:
         """One memory summarising an agent's execution history."""
+
+    def merge(self, older: str, newer: str, similarity: float) -> str | None:
+        """One text for two near-duplicate memories (maintenance), or None when they disagree and
+        must stay apart. ``FormationFailed`` when no text could be written."""

@@ -30,8 +30,10 @@ from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import Store
 
-#: the memories a read sees by default: those not invalidated
-ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)
+#: the memories a read sees by default: those not invalidated, and not expired yet (an expiry is a
+#: ``valid_to`` in the future, checked against the database's clock when the read runs)
+ACTIVE = flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
+                 flt.Compare(flt.Field(column="valid_to"), "gt", flt.NOW)))
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
 Moment = str | datetime | date | None
@@ -43,7 +45,8 @@ def validity(include_invalid: bool, as_of: Moment) -> flt.Node:
         moment = validation.moment(as_of, "as_of")
         return flt.conjoin(
             flt.Compare(flt.Field(column="created_at"), "lte", moment),
-            flt.Or((ACTIVE, flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
+            flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
+                    flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
         )
     return flt.MATCH_ALL if include_invalid else ACTIVE
 

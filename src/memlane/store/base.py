@@ -33,6 +33,8 @@ class Update:
     #: messages that led to this change, appended to the memory's provenance
     source_message_ids: list[str] = field(default_factory=list)
     token_vectors: np.ndarray | None = None
+    #: the history event written (``MERGE`` when maintenance merges another memory into this one)
+    event: str = "UPDATE"
 
 
 @dataclass(slots=True)
@@ -51,6 +53,8 @@ class Invalidate:
     superseded_by: str | None = None
     actor_id: str | None = None
     role: str | None = None
+    #: the history event written (``MERGE`` when the memory was merged into ``superseded_by``)
+    event: str = "DELETE"
 
 
 @dataclass(slots=True)
@@ -86,8 +90,11 @@ class Store(Protocol):
 
     def get(self, memory_id: str) -> MemoryRecord | None: ...
 
-    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
-        """Matching memories, newest first."""
+    def list(self, where: Node, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        """Matching memories, newest first, skipping the ``offset`` newest."""
+
+    def with_vectors(self, where: Node) -> tuple[list[MemoryRecord], np.ndarray]:
+        """Every matching memory, oldest first, and their vectors as one (memories × dims) float32 matrix."""
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
         """Matching memories by cosine similarity to the unit vector ``query``, best first."""

@@ -42,7 +42,7 @@ from memlane.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node
 from memlane.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
 from memlane.store import postgres_schema as schema
-from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
+from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql
 from memlane.store.sql import RECORD_COLUMNS, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
 
@@ -340,6 +340,7 @@ class PostgresStore(SqlMemoryStore):
     TENANTED = True
     SEQ = "seq"
     LOCK = " FOR UPDATE"
+    NOW = NOW_SQL
     INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
     TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
     REEMBED_PENDING = (
@@ -442,6 +443,9 @@ class PostgresStore(SqlMemoryStore):
 
     def _vector_in(self, vector: np.ndarray) -> np.ndarray:
         return np.asarray(vector, dtype=np.float32)
+
+    def _vectors_out(self, stored: list[Any]) -> np.ndarray:
+        return np.stack([_array(vector) for vector in stored])
 
     def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
         terms, nterms = _terms(text, *scope, self._tenant_token)

@@ -24,6 +24,10 @@ from memlane.store.sql_filters import SQL_OPS as _SQL_OPS
 from memlane.store.sql_filters import FilterCompiler
 
 
+#: now, as ``timeutil`` writes timestamps (the statement's start, in UTC, with microseconds)
+NOW_SQL = """to_char(statement_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')"""
+
+
 def casefold_sql(server_version: int) -> str:
     """A SQL template (``{}`` is the text) folding case like ``str.casefold`` as closely as the server can."""
     if server_version >= 180000:
@@ -42,6 +46,8 @@ def _nest(path: tuple[str, ...], value: Any) -> Any:
 class PostgresFilterCompiler(FilterCompiler):
     """Documents are jsonb columns; paths are tuples of keys (``->`` steps). ``casefold`` is a
     SQL template (see ``casefold_sql``)."""
+
+    NOW = NOW_SQL
 
     def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str], casefold: str = "lower({})"):
         super().__init__(columns, documents)

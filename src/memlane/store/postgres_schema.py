@@ -272,6 +272,11 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE memlane_doc_pages ADD COLUMN fde bytea, ADD COLUMN fde_config text",
     ],
+    # maintenance (seed 002): history records MERGE events
+    [
+        "ALTER TABLE memlane_history DROP CONSTRAINT memlane_history_event_check,"
+        " ADD CONSTRAINT memlane_history_event_check CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE'))",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

@@ -18,15 +18,16 @@ class ScopeCount:
     id: str
     #: every memory of the id, valid or invalidated
     memories: int
-    #: the memories still valid (not invalidated)
+    #: the memories still valid (not invalidated, not expired)
     valid: int
     messages: int
 
 
-def scope_counts_sql(column: str, *, memories: str, messages: str, tenant: str = "", mark: str = "?",
+def scope_counts_sql(column: str, *, memories: str, messages: str, now: str, tenant: str = "", mark: str = "?",
                      scan_memories: bool = False) -> str:
     """``SELECT id, memories, valid, messages`` per distinct value of ``column``, by id, at most ``limit``
-    rows (the last parameter). ``tenant`` is a condition both tables must meet (``"tenant = %s AND "``).
+    rows (the last parameter). ``now`` is the dialect's current time (an expiry passed makes a memory
+    invalid). ``tenant`` is a condition both tables must meet (``"tenant = %s AND "``).
 
     ``scan_memories`` (SQLite) keeps the planner off the scope index for the memories, whose every row
     it would then read for ``valid_to`` (vectors included): it scans a covering index of the scope
@@ -38,7 +39,7 @@ def scope_counts_sql(column: str, *, memories: str, messages: str, tenant: str =
     return (
         "SELECT id, sum(memories), sum(valid), sum(messages) FROM ("
         f" SELECT {column} AS id, count(*) AS memories,"
-        " count(*) FILTER (WHERE valid_to IS NULL) AS valid, 0 AS messages"
+        f" count(*) FILTER (WHERE valid_to IS NULL OR valid_to > {now}) AS valid, 0 AS messages"
         f" FROM {memories} WHERE {tenant}{present} GROUP BY {column}"
         " UNION ALL"
         f" SELECT {column}, 0, 0, count(*) FROM {messages} WHERE {tenant}{column} IS NOT NULL GROUP BY {column}"

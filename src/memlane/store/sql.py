@@ -89,6 +89,10 @@ class SqlMemoryStore(SqlGraph):
         """A vector as the dialect stores it."""
 
     @abstractmethod
+    def _vectors_out(self, stored: list[Any]) -> np.ndarray:
+        """Stored vectors as one float32 matrix, a row each."""
+
+    @abstractmethod
     def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
         """The keyword index columns of a memory whose text becomes ``text`` (scope: user, agent, run)."""
 
@@ -209,7 +213,7 @@ class SqlMemoryStore(SqlGraph):
         con.execute(self._sql("UPDATE {memories} SET {assignments} WHERE {tenant}id = %s", assignments=assignments),
                     (*values.values(), *self._t(u.id)))
         con.execute(self._sql(HISTORY_INSERT),
-                    self._history_row(u.id, "UPDATE", old_text, old_text if u.text is None else u.text, u.updated_at,
+                    self._history_row(u.id, u.event, old_text, old_text if u.text is None else u.text, u.updated_at,
                                       u.actor_id, u.role, scope, u.reason))
         if u.vector is not None:  # the old token vectors described the old text
             self._drop_tokens(con, u.id)
@@ -217,14 +221,16 @@ class SqlMemoryStore(SqlGraph):
 
     def _invalidate(self, con: Con, inv: Invalidate) -> None:
         row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id FROM {memories}"
-                                    " WHERE {tenant}id = %s AND valid_to IS NULL{lock}"), self._t(inv.id)).fetchone()
+                                    " WHERE {tenant}id = %s AND (valid_to IS NULL OR valid_to > {now}){lock}"),
+                          self._t(inv.id)).fetchone()
         if row is None:
             raise MemoryNotFoundError(inv.id)
         now = timeutil.now_iso()
-        con.execute(self._sql("UPDATE {memories} SET valid_to = %s, invalid_reason = %s, superseded_by = %s,"
+        # valid_to by the clock reads compare it with ({now}): invalid at once, whatever the client's clock says
+        con.execute(self._sql("UPDATE {memories} SET valid_to = {now}, invalid_reason = %s, superseded_by = %s,"
                               " updated_at = %s WHERE {tenant}id = %s"),
-                    (now, inv.reason, inv.superseded_by, now, *self._t(inv.id)))
-        con.execute(self._sql(HISTORY_INSERT), self._history_row(inv.id, "DELETE", row[0], None, now, inv.actor_id,
+                    (inv.reason, inv.superseded_by, now, *self._t(inv.id)))
+        con.execute(self._sql(HISTORY_INSERT), self._history_row(inv.id, inv.event, row[0], None, now, inv.actor_id,
                                                                   inv.role, row[1:4], inv.reason))
 
     def _delete(self, con: Con, memory_id: str, actor_id: str | None, role: str | None) -> None:
@@ -289,12 +295,22 @@ class SqlMemoryStore(SqlGraph):
             self._t(memory_id)).fetchone())
         return self._record(row) if row else None
 
-    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
+    def list(self, where: Node, limit: int, offset: int = 0) -> list[MemoryRecord]:
         sql, params = self._where(self.compiler, where)
         rows = self._run(lambda con: con.execute(self._sql(
             "SELECT " + RECORD_COLUMNS + " FROM {memories} m WHERE {tenant:m}{where}"
-            " ORDER BY m.created_at DESC, m.{seq} DESC LIMIT %s", where=sql), (*params, limit)).fetchall())
+            " ORDER BY m.created_at DESC, m.{seq} DESC LIMIT %s OFFSET %s", where=sql),
+            (*params, limit, offset)).fetchall())
         return [self._record(row) for row in rows]
+
+    def with_vectors(self, where: Node) -> tuple[list[MemoryRecord], np.ndarray]:
+        sql, params = self._where(self.compiler, where)
+        rows = self._run(lambda con: con.execute(self._sql(
+            "SELECT " + RECORD_COLUMNS + ", m.vector FROM {memories} m WHERE {tenant:m}{where}"
+            " ORDER BY m.created_at, m.{seq}", where=sql), params).fetchall())
+        if not rows:
+            return [], np.zeros((0, self._dims()), dtype=np.float32)
+        return [self._record(row) for row in rows], self._vectors_out([row[-1] for row in rows])
 
     def count(self, where: Node = MATCH_ALL) -> int:
         sql, params = self._where(self.compiler, where)
@@ -303,7 +319,7 @@ class SqlMemoryStore(SqlGraph):
 
     def scopes(self, column: str, limit: int) -> list[ScopeCount]:
         sql = scope_counts_sql(column, memories=self.TABLES["memories"], messages=self.TABLES["messages"],
-                               tenant="tenant = %s AND " if self.TENANTED else "", mark=self.PLACEHOLDER,
+                               now=self.NOW, tenant="tenant = %s AND " if self.TENANTED else "", mark=self.PLACEHOLDER,
                                scan_memories=self.SCOPES_FROM_INDEX)
         return scope_counts(self._run(lambda con: con.execute(sql, (*self._t(), *self._t(), limit)).fetchall()))
 

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from memlane.filters import And, Compare, Node, Not, Or
+from memlane.filters import NOW, And, Compare, Node, Not, Or
 
 #: comparisons every SQL dialect writes the same way
 SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -25,6 +25,8 @@ class FilterCompiler(ABC):
 
     TRUE = "TRUE"
     FALSE = "FALSE"
+    #: the current time as stored timestamps write it (``filters.NOW``)
+    NOW = ""
 
     def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str]):
         self.columns = columns
@@ -44,6 +46,8 @@ class FilterCompiler(ABC):
         if isinstance(node, Not):
             return f"NOT COALESCE({self._node(node.item, params)}, {self.FALSE})"
         assert isinstance(node, Compare)
+        if node.value is NOW:
+            return f"{self.columns[node.field.column]} {SQL_OPS[node.op]} {self.NOW}"
         if node.field.column is not None:
             return self._column(self.columns[node.field.column], node.op, node.value, params)
         return self._json(self.documents[node.field.target], self._path(node.field.path), node.op, node.value,

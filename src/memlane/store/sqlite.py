@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from memlane import jsonmatch, keywords, vectors
+from memlane import jsonmatch, keywords, timeutil, vectors
 from memlane.errors import StoreError
 from memlane.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
 from memlane.models import MemoryRecord
@@ -32,7 +32,7 @@ from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
 from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
-from memlane.store.sqlite_filters import JSON_FUNCTION, SqliteFilterCompiler
+from memlane.store.sqlite_filters import JSON_FUNCTION, NOW_SQL, SqliteFilterCompiler
 from memlane.store.sqlite_matrix import VectorMatrix
 from memlane.store.sqlite_schema import migrate
 
@@ -82,6 +82,7 @@ def register_functions(con: sqlite3.Connection) -> None:
     con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
     con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
     con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
+    con.create_function("ml_now", 0, timeutil.now_iso)  # filters.NOW: expiry is checked when a read runs
 
 
 class SQLiteStore(SqlMemoryStore):
@@ -89,6 +90,7 @@ class SQLiteStore(SqlMemoryStore):
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
               "graph_entities": "graph_entities", "graph_relations": "graph_relations"}
     PLACEHOLDER = "?"
+    NOW = NOW_SQL
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
     SCOPES_FROM_INDEX = True
@@ -225,6 +227,9 @@ class SQLiteStore(SqlMemoryStore):
 
     def _vector_in(self, vector: np.ndarray) -> bytes:
         return vectors.to_blob(vector, self.dtype)
+
+    def _vectors_out(self, stored: list[bytes]) -> np.ndarray:
+        return vectors.from_blobs(stored, self._dims(), self.dtype)
 
     def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, int]:
         return {"nterms": _count_terms(text)}  # the FTS5 row follows the text (a trigger)

@@ -14,6 +14,8 @@ from memlane.store.sql_filters import SQL_OPS as _SQL_OPS
 from memlane.store.sql_filters import FilterCompiler
 
 JSON_FUNCTION = "ml_json"
+#: now: ``timeutil.now_iso``, the clock every write of the store uses (SQLite's own has milliseconds only)
+NOW_SQL = "ml_now()"
 
 _NUMBER_TYPES = "('integer','real')"
 
@@ -27,6 +29,7 @@ class SqliteFilterCompiler(FilterCompiler):
 
     TRUE = "1"
     FALSE = "0"
+    NOW = NOW_SQL
 
     def _path(self, segments: tuple[str, ...]) -> str:
         return json_path(segments)

@@ -217,6 +217,33 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE doc_pages ADD COLUMN fde BLOB",
         "ALTER TABLE doc_pages ADD COLUMN fde_config TEXT",
     ],
+    # maintenance (seed 002): history records MERGE events. SQLite cannot change a CHECK constraint,
+    # so the table is rebuilt (its rows, ids and indexes as they were).
+    [
+        """CREATE TABLE history_merge (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE')),
+            old_memory TEXT,
+            new_memory TEXT,
+            created_at TEXT NOT NULL,
+            actor_id TEXT,
+            role TEXT,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            reason TEXT
+        )""",
+        "INSERT INTO history_merge (id, memory_id, event, old_memory, new_memory, created_at, actor_id, role,"
+        " user_id, agent_id, run_id, reason) SELECT id, memory_id, event, old_memory, new_memory, created_at,"
+        " actor_id, role, user_id, agent_id, run_id, reason FROM history",
+        "DROP TABLE history",
+        "ALTER TABLE history_merge RENAME TO history",
+        "CREATE INDEX history_memory ON history(memory_id, id)",
+        "CREATE INDEX history_user ON history(user_id) WHERE user_id IS NOT NULL",
+        "CREATE INDEX history_agent ON history(agent_id) WHERE agent_id IS NOT NULL",
+        "CREATE INDEX history_run ON history(run_id) WHERE run_id IS NOT NULL",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
