@@ -23,9 +23,15 @@ def specificity(text: str) -> tuple[int, int]:
     return len(language.terms(text) - lexicon.GENERIC), len(" ".join(text.split()))
 
 
+def _negated(text: str) -> bool:
+    """A negation, contractions included ("doesn't", which the word-bounded markers do not see)."""
+    return offline_reconcile.negated(text) or "n't" in text.lower().replace("’", "'")
+
+
 def disagree(older: str, newer: str, similarity: float) -> bool:
     """Whether the newer text changes or contradicts the older one (not a repetition of it)."""
-    return offline_reconcile.relation(newer, older, similarity) in ("contradict", "replace")
+    return _negated(older) != _negated(newer) or \
+        offline_reconcile.relation(newer, older, similarity) in ("contradict", "replace")
 
 
 def more_specific(older: str, newer: str) -> str:

@@ -41,7 +41,7 @@ PARAPHRASE_NOVELTY = 0.2
 _FORGET_WORDS = lexicon.FORGET_EN + lexicon.FORGET_ZH + lexicon.REQUEST_EN + lexicon.REQUEST_ZH + lexicon.FORGET_NOISE
 
 
-def _negated(text: str) -> bool:
+def negated(text: str) -> bool:
     return language.contains_any(text, lexicon.NEGATION_EN + lexicon.NEGATION_ZH) or "DISLIKE" in language.terms(text)
 
 
@@ -95,7 +95,7 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     coverage = len(shared) / len(b)
     novel = a - b - lexicon.GENERIC
     lost = b - a  # what the memory says that the fact does not
-    negation_differs = _negated(fact) != _negated(memory)
+    negation_differs = negated(fact) != negated(memory)
     same_party = _parties(fact) == _parties(memory)
     exclusive = shared & lexicon.EXCLUSIVE
 
