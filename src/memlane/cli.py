@@ -18,6 +18,7 @@ from memlane.cli_base import (AgentOpt, FiltersOpt, JsonOpt, RunOpt, UserOpt, _j
                               _progress, _state, app, command, console, errors)
 from memlane.cli_context import context_app
 from memlane.cli_docs import docs_app
+from memlane.cli_maintain import maintain_app
 from memlane.config import HOME_ENV
 from memlane.errors import MemlaneError
 from memlane.filters import MATCH_ALL
@@ -25,6 +26,7 @@ from memlane.memory import Memory
 
 app.add_typer(context_app, name="context")
 app.add_typer(docs_app, name="docs")
+app.add_typer(maintain_app, name="maintain")
 
 
 @app.callback()

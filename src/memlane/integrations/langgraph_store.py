@@ -56,7 +56,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memlane import validation
+from memlane import timeutil, validation
 from memlane.errors import FilterError, InvalidInputError, MemoryNotFoundError
 from memlane.filters import SCOPE_COLUMNS
 from memlane.memory import AsyncMemory, Memory, NewMemory
@@ -291,7 +291,8 @@ class MemlaneStore(BaseStore):
 
 
 def _is_item(memory: Mapping[str, Any]) -> bool:
-    return METADATA_KEY in memory.get("metadata", {}) and not memory.get("valid_to")
+    return METADATA_KEY in memory.get("metadata", {}) and not (memory.get("valid_to")
+                                                               and memory["valid_to"] <= timeutil.now_iso())
 
 
 def _item(memory: Mapping[str, Any], **score: Any) -> Any:

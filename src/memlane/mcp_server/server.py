@@ -53,6 +53,7 @@ Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assist
                                                       '"content": "...", "name"?: "..."}')]
 Conversation = Annotated[Union[str, list[Message]], Field(
     description="the conversation so far: a list of messages, oldest first (or one string, a user message)")]
+DryRun = Annotated[bool, Field(description="return the plan without changing anything")]
 SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
 
@@ -81,6 +82,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
                                                  "false: store each message verbatim")] = True,
         memory_type: Annotated[Optional[Literal[MEMORY_TYPES]], Field(  # type: ignore[valid-type]
             description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
+        expiration_date: Annotated[Optional[str], Field(
+            description="ISO-8601 date or datetime in the future: the memories added expire then")] = None,
     ) -> dict[str, Any]:
         """Remember a conversation: extract lasting facts and reconcile them with what is already known
         (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
@@ -90,7 +93,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         keep it exactly as written."""
         caller = resolve(ctx)
         return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                              metadata=metadata, infer=infer, memory_type=memory_type))
+                                              metadata=metadata, infer=infer, memory_type=memory_type,
+                                              expiration_date=expiration_date))
 
     @server.tool(annotations=read_only)
     def search_memories(
@@ -228,6 +232,43 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         return _call(lambda: tools.search_memory_with_context(
             caller, conversation, system_prompt=system_prompt, user_id=user_id, agent_id=agent_id,
             max_results=max_results))
+
+    # -- maintenance (seed 002) ----------------------------------------------------------------
+
+    @server.tool(annotations=destructive)
+    def cleanup_old_memories(
+        ctx: Context,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        keep_latest: Annotated[int, Field(strict=True, ge=0, description="how many of the newest memories to keep")
+                               ] = 1000,
+        dry_run: DryRun = False,
+    ) -> dict[str, Any]:
+        """Keep the newest keep_latest valid memories of a scope and invalidate the older ones (their
+        text stays in history; list_memories with include_invalid shows them). Returns each memory
+        invalidated (results) and how many were kept."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.cleanup_old_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                                        keep_latest=keep_latest, dry_run=dry_run))
+
+    @server.tool(annotations=destructive)
+    def merge_similar_memories(
+        ctx: Context,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        run_id: RunId = None,
+        threshold: Annotated[float, Field(strict=True, gt=0, le=1, description=(
+            "cosine similarity at which two memories are the same (0.95: near-duplicates only)"))] = 0.95,
+        dry_run: DryRun = False,
+    ) -> dict[str, Any]:
+        """Merge a scope's near-duplicate memories: each group becomes its oldest memory with one text
+        (the more specific one, or the configured LLM's merge); the others are invalidated and their
+        texts kept in history. Memories that contradict each other are never merged (kept_apart).
+        Returns each merge (results: id, memory, previous_memory, merged), kept_apart and failed."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.merge_similar_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                                          threshold=threshold, dry_run=dry_run))
 
     return server
 

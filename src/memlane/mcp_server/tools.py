@@ -174,10 +174,10 @@ def _ms(start: float) -> float:
 
 def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
-               memory_type: str | None = None) -> dict[str, Any]:
+               memory_type: str | None = None, expiration_date: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            **scope))
+                                            expiration_date=expiration_date, **scope))
     outcome["message"] = add_summary(outcome)
     return outcome
 
@@ -324,7 +324,8 @@ def search_memory_with_context(caller: Caller, conversation: Any, *, system_prom
 
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
                              "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
-                             "search_memory_with_context", "search_documents")
+                             "search_memory_with_context", "search_documents", "cleanup_old_memories",
+                             "merge_similar_memories")
 
 
 # -- document collections --------------------------------------------------------
@@ -352,4 +353,21 @@ def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all"
 
     found = run(search)
     return {**found, "count": len(found["results"]), "warnings": warnings}
+
+
+# -- maintenance (seed 002; docs/maintenance.md) -----------------------------------------------
+
+
+def cleanup_old_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
+                         keep_latest: Any = 1000, dry_run: Any = False) -> dict[str, Any]:
+    """``Memory.cleanup_old_memories`` of the scope (the server's default user when none is named)."""
+    scope = scope_of(caller, user_id, agent_id, run_id, None)
+    return run(lambda: caller.memory.cleanup_old_memories(keep_latest=keep_latest, dry_run=dry_run, **scope))
+
+
+def merge_similar_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
+                           threshold: Any = 0.95, dry_run: Any = False) -> dict[str, Any]:
+    """``Memory.merge_similar_memories`` of the scope (the server's default user when none is named)."""
+    scope = scope_of(caller, user_id, agent_id, run_id, None)
+    return run(lambda: caller.memory.merge_similar_memories(threshold=threshold, dry_run=dry_run, **scope))
 

@@ -39,7 +39,8 @@ def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]
     messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
-                                      metadata=body.metadata, infer=body.infer, memory_type=body.memory_type)
+                                      metadata=body.metadata, infer=body.infer, memory_type=body.memory_type,
+                                      expiration_date=body.expiration_date)
 
 
 @router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")
@@ -55,6 +56,22 @@ def list_memories(
     check_scope(request, parsed)
     return Json(tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
                                                limit=limit, include_invalid=include_invalid, as_of=as_of))
+
+
+@router.post("/memories/cleanup", tags=["maintenance"], summary="Invalidate a scope's memories beyond the newest")
+def cleanup_memories(body: schemas.CleanupRequest, request: Request) -> dict[str, Any]:
+    """``Memory.cleanup_old_memories``: the ``keep_latest`` newest valid memories stay, the older ones are
+    invalidated (texts kept in history). ``dry_run`` returns the plan only."""
+    return tenant_memory(request).cleanup_old_memories(body.user_id, body.keep_latest, agent_id=body.agent_id,
+                                                       run_id=body.run_id, dry_run=body.dry_run)
+
+
+@router.post("/memories/merge", tags=["maintenance"], summary="Merge a scope's near-duplicate memories")
+def merge_memories(body: schemas.MergeRequest, request: Request) -> dict[str, Any]:
+    """``Memory.merge_similar_memories``: each group of memories with cosine >= ``threshold`` becomes its
+    oldest memory with one text; the others are invalidated (texts kept in history). ``dry_run`` plans only."""
+    return tenant_memory(request).merge_similar_memories(body.user_id, body.threshold, agent_id=body.agent_id,
+                                                         run_id=body.run_id, dry_run=body.dry_run)
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], summary="One memory")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 from memlane.models import MEMORY_TYPES
 
@@ -54,6 +54,8 @@ class MemoryCreate(Strict):
     metadata: Optional[dict[str, Any]] = Field(None, description="stored with every memory formed")
     infer: StrictBool = Field(True, description="extract and reconcile facts (true) or store each message verbatim")
     memory_type: Optional[MemoryType] = None
+    expiration_date: Optional[str] = Field(None, max_length=64, description="ISO-8601 date or datetime in the "
+                                                                             "future: the memories added expire then")
 
 
 class SearchRequest(Strict):
@@ -83,6 +85,28 @@ class MemoryUpdate(Strict):
     metadata: Optional[dict[str, Any]] = Field(None, description="replaces the metadata")
 
 
+class Maintenance(Strict):
+    """The scope of a maintenance call, and whether to only plan it."""
+
+    user_id: Id = None
+    agent_id: Id = None
+    run_id: Id = None
+    dry_run: StrictBool = Field(False, description="return the plan without changing anything")
+
+
+class CleanupRequest(Maintenance):
+    """``POST /memories/cleanup``: keep the newest memories of a scope, invalidate the older ones."""
+
+    keep_latest: StrictInt = Field(1000, ge=0, description="how many of the newest valid memories to keep")
+
+
+class MergeRequest(Maintenance):
+    """``POST /memories/merge``: merge a scope's near-duplicates."""
+
+    threshold: Union[StrictInt, StrictFloat] = Field(0.95, gt=0, le=1, description="cosine similarity at which "
+                                                                                   "two memories are the same")
+
+
 # -- mem0 platform (MemoryClient) bodies: unknown fields are ignored, as the
 #    client forwards every keyword argument verbatim ---------------------------
 
@@ -101,6 +125,7 @@ class PlatformAdd(Lenient):
     metadata: Optional[dict[str, Any]] = None
     infer: StrictBool = True
     memory_type: Optional[MemoryType] = None
+    expiration_date: Optional[str] = Field(None, max_length=64)
 
 
 class PlatformSearch(Lenient):

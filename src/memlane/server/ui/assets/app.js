@@ -349,8 +349,14 @@ function stageTable(metadata, elapsed) {
       metadata.fallback_used ? ` · fallback used: ${metadata.original_error}` : ""));
 }
 
+// valid_to in the future is an expiry (add's expiration_date): valid until then
+function invalid(item) {
+  return Boolean(item.valid_to) && new Date(item.valid_to) <= new Date();
+}
+
 function status(item) {
   if (!item.valid_to) return h("span", { class: "badge ok" }, "valid");
+  if (!invalid(item)) return h("span", { class: "badge ok", title: "expiration date" }, `valid until ${time(item.valid_to)}`);
   return h("span", { class: "badge gone", title: item.invalid_reason || "" }, `invalidated ${time(item.valid_to)}`);
 }
 
@@ -377,7 +383,7 @@ function memoryCard(item) {
     ["actor", item.actor_id], ["created", time(item.created_at)], ["updated", time(item.updated_at)],
     ["metadata", json(item.metadata)], ["source messages", (item.source_message_ids || []).join(", ")]];
   const card = h("section", { class: "card" }, h("p", { class: "text" }, item.memory), status(item),
-    item.valid_to ? h("p", { class: "invalid" }, item.invalid_reason || "invalidated",
+    invalid(item) ? h("p", { class: "invalid" }, item.invalid_reason || "invalidated",
       item.superseded_by ? [" — superseded by ", memoryLink(item.superseded_by, item.superseded_by)] : null) : null,
     h("dl", { class: "facts" }, rows.filter(([, v]) => v).map(([k, v]) => [h("dt", {}, k), h("dd", {}, String(v))])),
     h("div", { class: "actions" },
