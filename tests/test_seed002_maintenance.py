@@ -289,11 +289,11 @@ def chat_server():
     assert not server.errors, server.errors
 
 
-def llm_memory(tmp_path, server, embedder):
+def llm_memory(tmp_path, server, embedder, **extra):
     config = {"vector_store": {"provider": "sqlite", "config": {"path": str(tmp_path / "llm.db")}},
               "llm": {"provider": "openai", "config": {"model": "gpt-test", "api_key": "sk-test",
                                                        "base_url": server.base_url, "timeout": 5.0,
-                                                       "max_retries": 0}}}
+                                                       "max_retries": 0}}, **extra}
     return Memory(config, embedder=embedder)
 
 
@@ -339,6 +339,16 @@ def test_a_failed_llm_call_is_reported_per_pair_and_loses_nothing(tmp_path, chat
         second_try = memory.merge_similar_memories("u", threshold=0.3)
         assert second_try["kept_apart"] and second_try["results"] == []  # the model said CONTRADICTION
         assert len(valid_texts(memory)) == 2
+
+
+def test_a_merged_text_over_the_text_limit_is_a_failed_pair(tmp_path, chat_server, hashing_embedder):
+    with llm_memory(tmp_path, chat_server, hashing_embedder, limits={"max_text_chars": 40}) as memory:
+        first, second = add_each(memory, ["User rides horses", "User rides horses"])
+        chat_server.script("/v1/chat/completions", [Reply(json=chat_completion("User rides horses " * 10))])
+        outcome = memory.merge_similar_memories("u", threshold=0.99)
+        assert outcome["results"] == [] and outcome["failed"][0]["ids"] == [first, second]
+        assert "max_text_chars" in outcome["failed"][0]["error"]
+        assert valid_texts(memory) == ["User rides horses", "User rides horses"]
 
 
 # -- expiration_date (mem0's name) ---------------------------------------------------------------

@@ -493,8 +493,16 @@ class Memory:
         dry_run = validation.flag(dry_run, "dry_run", False)
         records, matrix = self.store.with_vectors(flt.conjoin(scope.scoped_filter(ids, None), ACTIVE))
         pairs = similar_pairs(matrix, threshold)
-        write = None if dry_run and self.config.llm is not None else self.engine.merge
-        merges = maintenance.plan_merges(records, matrix, groups(pairs), write, progress)
+
+        def write(older: str, newer: str, similarity: float) -> str | None:
+            text = self.engine.merge(older, newer, similarity)
+            if text is not None and len(text) > self.limits.max_text_chars:
+                raise FormationFailed(f"the merged text has {len(text)} characters, more than "
+                                      f"limits.max_text_chars ({self.limits.max_text_chars})")
+            return text
+
+        no_calls = dry_run and self.config.llm is not None  # a dry run does not spend LLM calls
+        merges = maintenance.plan_merges(records, matrix, groups(pairs), None if no_calls else write, progress)
         report = maintenance.merge_report(merges, scanned=len(records), pairs=len(pairs), dry_run=dry_run)
         if dry_run:
             return report

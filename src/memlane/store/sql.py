@@ -179,8 +179,8 @@ class SqlMemoryStore(SqlGraph):
                 self._insert(con, changes.inserts)
             for update in changes.updates:
                 self._update(con, update)
-            for invalidation in changes.invalidations:
-                self._invalidate(con, invalidation)
+            if changes.invalidations:
+                self._invalidate(con, changes.invalidations)
             for delete in changes.deletes:
                 self._delete(con, delete.id, delete.actor_id, delete.role)
             if changes.keys:
@@ -219,19 +219,29 @@ class SqlMemoryStore(SqlGraph):
             self._drop_tokens(con, u.id)
             self._store_tokens(con, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
 
-    def _invalidate(self, con: Con, inv: Invalidate) -> None:
-        row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id FROM {memories}"
-                                    " WHERE {tenant}id = %s AND (valid_to IS NULL OR valid_to > {now}){lock}"),
-                          self._t(inv.id)).fetchone()
-        if row is None:
-            raise MemoryNotFoundError(inv.id)
+    def _invalidate(self, con: Con, invalidations: Sequence[Invalidate]) -> None:
+        """Invalidate memories that are valid now, in three statements whatever their number (cleanup
+        and merge invalidate thousands); ``MemoryNotFoundError`` if one is unknown, already invalid
+        or named twice."""
+        params = list(self._t())
+        rows = con.execute(self._sql("SELECT id, text, user_id, agent_id, run_id FROM {memories} WHERE {tenant}{ids}"
+                                     " AND (valid_to IS NULL OR valid_to > {now}){lock}",
+                                     ids=self._in("id", [inv.id for inv in invalidations], params)), params).fetchall()
+        found = {row[0]: row for row in rows}
+        seen: set[str] = set()
+        for inv in invalidations:
+            if inv.id not in found or inv.id in seen:
+                raise MemoryNotFoundError(inv.id)
+            seen.add(inv.id)
         now = timeutil.now_iso()
         # valid_to by the clock reads compare it with ({now}): invalid at once, whatever the client's clock says
-        con.execute(self._sql("UPDATE {memories} SET valid_to = {now}, invalid_reason = %s, superseded_by = %s,"
-                              " updated_at = %s WHERE {tenant}id = %s"),
-                    (inv.reason, inv.superseded_by, now, *self._t(inv.id)))
-        con.execute(self._sql(HISTORY_INSERT), self._history_row(inv.id, inv.event, row[0], None, now, inv.actor_id,
-                                                                  inv.role, row[1:4], inv.reason))
+        con.cursor().executemany(
+            self._sql("UPDATE {memories} SET valid_to = {now}, invalid_reason = %s, superseded_by = %s,"
+                      " updated_at = %s WHERE {tenant}id = %s"),
+            [(inv.reason, inv.superseded_by, now, *self._t(inv.id)) for inv in invalidations])
+        con.cursor().executemany(self._sql(HISTORY_INSERT), [
+            self._history_row(inv.id, inv.event, found[inv.id][1], None, now, inv.actor_id, inv.role,
+                              found[inv.id][2:5], inv.reason) for inv in invalidations])
 
     def _delete(self, con: Con, memory_id: str, actor_id: str | None, role: str | None) -> None:
         row = con.execute(self._sql("SELECT id, text, user_id, agent_id, run_id FROM {memories}"
