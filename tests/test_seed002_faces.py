@@ -7,12 +7,10 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import anyio
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from support.server_fixtures import TIMEOUT, live  # noqa: F401  (fixture)
+from support.server_fixtures import call_tool as _call
+from support.server_fixtures import live, mcp_client  # noqa: F401  (fixture)
 
 
 def future(days: int = 3) -> str:
@@ -104,23 +102,11 @@ def test_rest_and_mem0_platform_add_take_an_expiration_date(live):
 # -- MCP (official client over the server's /mcp) -------------------------------------------------
 
 
-def _client(live, key):
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=TIMEOUT)
-    return Client(streamable_http_client(live.url + "/mcp", http_client=http), read_timeout_seconds=TIMEOUT)
-
-
-async def _call(client, name, arguments):
-    result = await client.call_tool(name, arguments)
-    if result.is_error:
-        return {"error": " ".join(getattr(block, "text", "") for block in result.content)}
-    return result.structured_content
-
-
 def test_mcp_maintenance_tools(live):
     key = live.key("maint-mcp")
 
     async def run():
-        async with _client(live, key) as client:
+        async with mcp_client(live, key) as client:
             for text in ("Cy plays chess", "Cy plays chess", "Cy bakes bread"):
                 await _call(client, "add_memory", {"messages": text, "infer": False})  # the server's default user
             expiring = await _call(client, "add_memory", {"messages": "Cy is in Oslo", "infer": False,

@@ -54,3 +54,21 @@ def live(tmp_path_factory, embedder):
     server, app = start(home, embedder, max_body_bytes=256 * 1024, mcp_user_id="default-user")
     with server:
         yield Live(url=server.url, home=home, app=app, server=server)
+
+
+def mcp_client(live: Live, key: str):
+    """The official MCP client on the server's ``/mcp`` endpoint, with ``key``."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=TIMEOUT)
+    return Client(streamable_http_client(live.url + "/mcp", http_client=http), read_timeout_seconds=TIMEOUT)
+
+
+async def call_tool(client, name: str, arguments: dict):
+    """A tool's structured result, or ``{"error": text}`` for a tool error."""
+    result = await client.call_tool(name, arguments)
+    if result.is_error:
+        return {"error": " ".join(getattr(block, "text", "") for block in result.content)}
+    return result.structured_content
