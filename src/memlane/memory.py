@@ -221,12 +221,14 @@ class Memory:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
 
-    def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = ()) -> list[MemoryRecord]:
+    def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
+               messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
         """Embed and store already validated memories in one transaction (bulk paths: add, import).
 
-        ``idempotency_keys`` are recorded in the same transaction; see ``Store.known_keys``.
+        ``idempotency_keys`` are recorded in the same transaction; see ``Store.known_keys``; so are
+        ``messages`` (the message log of what is imported).
         """
-        if not drafts and not idempotency_keys:
+        if not drafts and not idempotency_keys and not messages:
             return []
         texts = [self._embedding_text(d.text, d.metadata, d.context) for d in drafts]
         tokens: list[Any] = [None] * len(drafts)
@@ -252,7 +254,7 @@ class Memory:
             )
             for d, vector, token_vectors in zip(drafts, matrix, tokens)
         ]
-        self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys)))
+        self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys), messages=list(messages)))
         return records
 
     def _embedding_text(self, text: str, metadata: Mapping[str, Any], context: str | None) -> str:
