@@ -43,7 +43,7 @@ def test_search_stage_flags(cli):
 
 def test_errors_are_one_line_messages_with_status_1(cli):
     result = cli("search", "q", ok=False)
-    assert result.exit_code == 1 and "At least one of 'user_id'" in result.stderr
+    assert result.exit_code == 1 and "give at least one of --user, --agent or --run" in result.stderr
     assert "Traceback" not in result.output
     result = cli("search", "q", "-u", "a", "--filters", '{"x": {"bad": 1}}', ok=False)
     assert result.exit_code == 1 and "unknown operator 'bad'" in result.stderr
@@ -61,7 +61,7 @@ def test_import_export_and_resume(cli, tmp_path):
         json.dumps({"role": "user", "content": f"fact {i}", "user_id": "u", "metadata": {"i": i}}) + "\n"
         for i in range(7)))
     report = json.loads(cli("import", source, "--batch-size", "3", "--json").stdout)
-    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0}
+    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0, "messages": 7}
     again = json.loads(cli("import", source, "--json").stdout)
     assert again["skipped_lines"] == 7 and again["memories"] == 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memlane import render
-from memlane.errors import MemlaneError
+from memlane.errors import MemlaneError, ScopeError
 from memlane.memory import Memory
 
 app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
@@ -23,7 +24,12 @@ app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite
 console = Console()
 errors = Console(stderr=True)
 
-_state: dict[str, Any] = {"config": None}
+_state: dict[str, Any] = {"config": None, "local": False}
+
+#: the SDK arguments that CLI options stand for, so an error names what the user typed
+FLAGS = {"user_id": "--user", "agent_id": "--agent", "run_id": "--run", "metadata": "--metadata",
+         "filters": "--filters", "threshold": "--threshold", "limit": "--limit", "memory_type": "--type",
+         "infer": "--infer"}
 
 UserOpt = typer.Option(None, "--user", "-u", help="user_id scope")
 AgentOpt = typer.Option(None, "--agent", "-a", help="agent_id scope")
@@ -42,12 +48,24 @@ def command(*args: Any, on: typer.Typer | None = None, **kwargs: Any) -> Callabl
             try:
                 return fn(*a, **k)
             except MemlaneError as exc:
-                errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+                errors.print(f"[red]error:[/red] {escape(cli_message(exc))}", highlight=False, soft_wrap=True)
                 raise typer.Exit(1) from None
 
         return (on or app).command(*args, **kwargs)(run)
 
     return register
+
+
+def cli_message(exc: MemlaneError) -> str:
+    """The error's message in the command line's words: ``--user``, not ``user_id``."""
+    message = str(exc)
+    if isinstance(exc, ScopeError) and message.startswith("At least one of"):
+        return ("give at least one of --user, --agent or --run (or scope ids in --filters; "
+                "--filters '{\"user_id\": \"*\"}' means every user)")
+    field = getattr(exc, "field", None)
+    if field in FLAGS:
+        return re.sub(rf"(?<![\w.\-]){re.escape(field)}\b", FLAGS[field], message, count=1)
+    return message
 
 
 def _json_arg(value: str | None, name: str) -> Any:
@@ -59,7 +77,19 @@ def _json_arg(value: str | None, name: str) -> Any:
         raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint=name) from None
 
 
-def _memory() -> Memory:
+def _memory(*, remote: bool = False) -> Any:
+    """The store a command works on. With ``remote=True`` (commands the REST API serves), a running
+    local server (``<home>/server.json``) or ``$MEMLANE_URL`` is used instead of loading the model
+    here, unless --local or --config is given."""
+    if remote and not _state["local"] and _state["config"] is None:
+        from memlane import local_server
+        from memlane.config import memlane_home
+
+        address = local_server.find(memlane_home())
+        if address is not None:
+            from memlane.remote import RemoteMemory
+
+            return RemoteMemory(address)
     return Memory(_state["config"])
 
 

@@ -30,6 +30,7 @@ log = logging.getLogger("memlane.server")
 REQUEST_ID = "memlane.request_id"
 PRINCIPAL = "memlane.principal"
 PUBLIC_PATHS = frozenset({"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+PUBLIC_PREFIXES = ("/docs-assets/",)  # the API docs' packaged scripts and styles
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
@@ -141,7 +142,7 @@ class Authenticate:
         self.no_auth = Principal(tenant=no_auth_tenant, admin=True) if no_auth_tenant else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES):
             await self.app(scope, receive, send)
             return
         principal = self.no_auth
