@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 
 def test_add_search_get_list_history_delete(cli):
     added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice", "--no-infer",
@@ -115,3 +117,41 @@ def test_eval_reconcile_command(cli, tmp_path):
     report = json.loads(cli("eval", "reconcile", cases, "--json").stdout)
     assert (report["passed"], report["total"], report["engine"]) == (1, 1, "offline")
     assert "passed 1/1" in cli("eval", "reconcile", cases).stdout
+
+
+def test_version(cli):
+    from memlane import __version__
+
+    assert cli("--version").stdout == f"memlane {__version__}\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["add", "x", "--user", "has space"], "--user must not contain whitespace"),
+    (["add", "x", "--agent", "a b"], "--agent must not contain whitespace"),
+    (["add", "x", "--user", "u", "--metadata", "[1]"], "--metadata must be a dict"),
+    (["search", "q", "--user", "u", "--threshold", "5"], "--threshold is a cosine similarity"),
+    (["delete", "--all"], "give at least one of --user, --agent or --run"),
+])
+def test_errors_name_the_cli_flags(cli, args, message):
+    result = cli(*args, ok=False)
+    assert result.exit_code == 1 and message in result.stderr, result.stderr
+    assert "user_id" not in result.stderr.split("(")[0] and "Traceback" not in result.output
+
+
+def test_json_reports_of_export_reembed_and_import(cli, tmp_path):
+    source = tmp_path / "talk.jsonl"
+    source.write_text(json.dumps({"role": "user", "content": "I live in Lisbon.", "user_id": "u",
+                                  "created_at": "2024-02-03T04:05:06Z"}) + "\n")
+    report = json.loads(cli("import", source, "--json").stdout)
+    assert (report["memories"], report["messages"]) == (1, 1)
+    assert json.loads(cli("messages", "-u", "u", "--json").stdout)[0]["created_at"].startswith("2024-02-03T04:05:06")
+    inferred = tmp_path / "more.jsonl"
+    inferred.write_text(json.dumps({"role": "user", "content": "I no longer eat meat.", "user_id": "v"}) + "\n")
+    assert json.loads(cli("import", inferred, "--infer", "--json").stdout)["memories"] == 1
+    assert [m["memory"] for m in json.loads(cli("list", "-u", "v", "--json").stdout)["results"]] == [
+        "User no longer eats meat"]
+    dump = tmp_path / "dump.jsonl"
+    assert json.loads(cli("export", "-o", dump, "--json").stdout) == {"exported": 2, "output": str(dump)}
+    streamed = cli("export", "-u", "u", "--json")
+    assert json.loads(streamed.stdout)["memory"] == "I live in Lisbon." and '"exported": 1' in streamed.stderr
+    assert json.loads(cli("reembed", "--json").stdout) == {"memories": 2, "embedder": "local/all-MiniLM-L6-v2"}

@@ -181,3 +181,21 @@ def test_mcp_errors_name_the_flag_of_the_face_that_serves_them(memory):
         caller = tools.Caller(memory, default_user_id=None, default_user_flag=flag)
         with pytest.raises(tools.ToolFailure, match=re.escape(flag)):
             tools.search_memories(caller, "anything")
+
+
+def test_serve_and_mcp_announce_themselves_as_json(tmp_path):
+    server = Served(tmp_path / "home", "--json", "--no-auth")
+    try:
+        server.wait_ready()
+        started = json.loads(server.lines[0])
+        assert (started["url"], started["auth"], started["mcp_user_id"]) == (server.url, False, "default")
+        assert "first_key" not in started and local_server.read(server.home).key is None  # no keys without auth
+        assert json.loads(memlane(server.home, "info", "--json").stdout)["server"] == server.url
+    finally:
+        server.stop()
+    stdio = subprocess.run([sys.executable, "-m", "memlane.cli", "--home", str(tmp_path / "home"), "mcp", "--json"],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT,
+                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    announced = json.loads(stdio.stderr.splitlines()[0])
+    assert (announced["mcp"], announced["default_user_id"]) == ("stdio", "default")
+    assert stdio.stdout == ""  # stdout belongs to the protocol

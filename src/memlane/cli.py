@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -503,8 +504,9 @@ def serve(
         if first is not None:
             started["first_key"] = first
         started["active_keys"] = active_keys(settings.home)
-    if as_json:
-        _print_json(started)
+    if as_json:  # one line, flushed: a supervisor reads it before the server's log
+        sys.stdout.write(json.dumps(started) + "\n")
+        sys.stdout.flush()
     else:
         _print_started(started)
     # uvicorn's logging, plus memlane's own loggers (request ids of failed requests, MCP tool failures)
@@ -614,8 +616,8 @@ def mcp_(
         _needs_server_extra(exc)
     with _memory() as memory:
         if as_json:
-            errors.print(render.as_json({"mcp": "stdio", "default_user_id": user_id, "store": memory.info()["store"]}),
-                         highlight=False, markup=False, soft_wrap=True)
+            sys.stderr.write(json.dumps({"mcp": "stdio", "default_user_id": user_id,
+                                         "store": str(memory.info()["store"])}) + "\n")
         run_stdio(memory, default_user_id=user_id)
 
 
