@@ -96,6 +96,9 @@ def test_quickstart_imports_the_sample_once_and_answers(cli):
     assert "Lisbon" in first
     second = cli("quickstart").stdout
     assert "0 stored now, 22 already stored" in second
+    answered = json.loads(cli("quickstart", "--json").stdout)
+    assert answered["import"]["skipped_lines"] == 22 and len(answered["searches"]) == 4
+    assert any("Lisbon" in r["memory"] for r in answered["searches"]["Where does Alice live and what does she do?"])
 
 
 def test_add_infers_by_default_and_shows_events(cli):

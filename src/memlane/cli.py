@@ -441,12 +441,15 @@ def eval_docs(
 
 
 @command()
-def quickstart() -> None:
+def quickstart(as_json: bool = JsonOpt) -> None:
     """Import the bundled sample conversation and run a few searches."""
     from memlane import quickstart as qs
 
     with _memory() as memory:
-        qs.run(memory, console)
+        if as_json:
+            _print_json(qs.answers(memory))
+        else:
+            qs.run(memory, console)
 
 
 # -- server faces: REST server, API keys, MCP ------------------------------------------------------------
@@ -642,7 +645,7 @@ def _postgres_target(dsn: str | None, schema: str | None) -> tuple[str, str]:
 
 
 @command("upgrade", on=db_app)
-def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt) -> None:
+def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt, as_json: bool = JsonOpt) -> None:
     """Bring the database's memlane schema to this version (safe to run again, and from several hosts)."""
     from memlane.store.postgres import PostgresDatabase
 
@@ -652,6 +655,9 @@ def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt) -
         before, after = database.upgrade()
     finally:
         database.close()
+    if as_json:
+        _print_json({"location": database.location, "schema": schema_name, "before": before, "after": after})
+        return
     change = f"{before} -> {after}" if before != after else f"{after} (already current)"
     console.print(f"memlane schema in {escape(database.location)} ({escape(schema_name)}): version {change}",
                   highlight=False)
