@@ -7,7 +7,7 @@ STAMP := $(VENV)/.memlane-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run quickstart test bench bench-server clean
+.PHONY: install run quickstart test test-fast fuzz bench bench-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ quickstart: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# Everything but the tests marked model (the real local model) or postgres (PostgreSQL): under a minute.
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not model and not postgres"
+
+# The API and MCP fuzz tests with many examples per operation / tool (make test runs a few).
+fuzz: install
+	MEMLANE_FUZZ_EXAMPLES=$${MEMLANE_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -q tests/test_fuzz_api.py tests/test_fuzz_mcp.py
 
 # The engine benchmarks (core, retrieval, formation, graph, agent context, late interaction); the server load run is
 # make bench-server; the PostgreSQL and document-store runs are run by hand (benchmarks/README.md). Figures: benchmarks/RESULTS.md.

@@ -52,7 +52,8 @@ import numpy as np  # noqa: E402
 from memlane import scope, timeutil  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
 from memlane.ids import new_id  # noqa: E402
-from memlane.memory import Memory, text_hash  # noqa: E402
+from memlane.memory import Memory  # noqa: E402
+from memlane.models import text_hash  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.base import Delete, Update  # noqa: E402

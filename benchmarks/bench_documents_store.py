@@ -6,7 +6,7 @@ PostgreSQL) and searches a ``PageIndex`` it loads from there on the first search
 keeps in step with its own writes. This script measures, per backend, on a fresh store:
 
 1. write     what ``Documents.upsert_document`` does after the model: the pages' fast-path
-             (MUVERA) encodings computed from the float16 vectors (``_with_encodings``), then
+             (MUVERA) encodings computed from the float16 vectors (``LiveIndex.with_encodings``), then
              ``store.upsert_document`` of documents of ``--pages-per-doc`` pages (no model:
              the vectors are precomputed) -> pages/s, MB/s, the encoding's share
 2. load      the first search of a fresh ``Documents``: read every page's vectors and stored
@@ -23,7 +23,7 @@ keeps in step with its own writes. This script measures, per backend, on a fresh
              without their encodings (interleaved, so both see the same machine load) -> pages/s
 6. model     (``--model-pages N``, once, no store) what an upsert spends per page on the local
              model's token vectors (``Documents._encode``) against the fast-path encoding added
-             at upsert (``_with_encodings``), on Cranfield abstracts (/work/shared/eval)
+             at upsert (``LiveIndex.with_encodings``), on Cranfield abstracts (/work/shared/eval)
 
 Vectors are random unit vectors (what is timed does not depend on their content);
 ``--dims 128`` is a ColPali-sized vector, 384 the local MiniLM's.
@@ -47,7 +47,6 @@ from datetime import datetime, timezone
 import numpy as np
 
 from memlane.documents import Documents
-from memlane.documents.facade import document_store
 from memlane.documents.late_interaction import to_half
 from memlane.documents.models import PageWrite
 from memlane.ids import new_id
@@ -108,17 +107,17 @@ def first_search(docs_store, encoder, query, *, write_back: bool = True) -> tupl
     gc.collect()
     docs = Documents(store=docs_store, encoder=encoder)
     if not write_back:
-        docs._save_encodings = lambda encodings: None  # the load as it was before encodings were stored
+        docs.index._save_encodings = lambda encodings: None  # the load as it was before encodings were stored
     rss_before = rss_mb()
     started = time.perf_counter()
     docs._search(query, None, docs._filter(None), 10, False)
-    return {"seconds": round(time.perf_counter() - started, 2), "index_mb": round(docs._index.nbytes / 2**20, 1),
+    return {"seconds": round(time.perf_counter() - started, 2), "index_mb": round(docs.index._index.nbytes / 2**20, 1),
             "rss_growth_mb": round(rss_mb() - rss_before, 1)}, docs
 
 
 def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
     encoder = SyntheticEncoder(args.dims)
-    docs_store = document_store(store)
+    docs_store = store.document_store()
     collections = [f"c{i}" for i in range(args.collections)]
     for c in collections:
         docs_store.create_collection(c, {"team": f"t{collections.index(c) % 3}"})
@@ -128,7 +127,7 @@ def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
     for d in range(n_docs):
         pages = random_pages(rng, args, d)
         t = time.perf_counter()
-        writer._with_encodings(pages)
+        writer.index.with_encodings(pages)
         encode_s += time.perf_counter() - t
         written_bytes += sum(len(p.vectors) + len(p.fde) for p in pages)
         docs_store.upsert_document(collections[d % len(collections)], f"doc{d}", {"year": 2000 + d % 25}, None,
@@ -165,14 +164,14 @@ def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
     out["search"] = {"all_pages": timed(None, None), "one_collection": timed("c0", None),
                      "query_filter": timed(None, {"key": "year", "value": 2003})}
     t = time.perf_counter()
-    blob_pages = docs._with_encodings([PageWrite(1, "extra", None, args.tokens, to_half(encoder._unit(args.tokens)),
+    blob_pages = docs.index.with_encodings([PageWrite(1, "extra", None, args.tokens, to_half(encoder._unit(args.tokens)),
                                                  id=new_id())])
     result = docs_store.upsert_document("c0", "extra", {}, None, blob_pages, encoder.name, args.dims)
-    docs._after_write(docs._index_version, result.removed_page_ids, blob_pages)
+    docs.index.after_write(docs.index._version, result.removed_page_ids, blob_pages)
     docs._search(queries[0], None, docs._filter(None), 10, False)
     out["own_write_then_search_s"] = round(time.perf_counter() - t, 3)
-    other = Documents(store=document_store(store), encoder=encoder)
-    other.store.upsert_document("c0", "extra2", {}, None, other._with_encodings(
+    other = Documents(store=store.document_store(), encoder=encoder)
+    other.store.upsert_document("c0", "extra2", {}, None, other.index.with_encodings(
         [PageWrite(1, "x", None, args.tokens, blob_pages[0].vectors, id=new_id())]), encoder.name, args.dims)
     t = time.perf_counter()
     docs._search(queries[0], None, docs._filter(None), 10, False)
@@ -189,7 +188,7 @@ def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
         pages = random_pages(rng, args, d)
         t = time.perf_counter()
         if with_encodings:
-            writer._with_encodings(pages)
+            writer.index.with_encodings(pages)
         docs_store.upsert_document("write_compare", f"w{d}", {}, None, pages, encoder.name, args.dims)
         seconds[with_encodings] += time.perf_counter() - t
         pages_of[with_encodings] += len(pages)
@@ -212,9 +211,9 @@ def model_cost(n_pages: int, cranfield: str) -> dict:
     with open(cranfield) as f:
         texts = [json.loads(line)["text"] for line, _ in zip(f, range(n_pages))]
     encoder = LocalTokenEncoder(LocalEmbedder())
-    docs = Documents(store=document_store(SQLiteStore(tempfile.mkdtemp(prefix="memlane-bench-model-") + "/m.db")),
+    docs = Documents(store=SQLiteStore(tempfile.mkdtemp(prefix="memlane-bench-model-") + "/m.db").document_store(),
                      encoder=encoder)
-    docs._with_encodings(docs._encode([ingest.PageInput(1, "warm up")], None))
+    docs.index.with_encodings(docs._encode([ingest.PageInput(1, "warm up")], None))
     model_s = fde_s = 0.0
     for start in range(0, len(texts), 16):
         pages = [ingest.PageInput(n + 1, t) for n, t in enumerate(texts[start:start + 16])]
@@ -222,7 +221,7 @@ def model_cost(n_pages: int, cranfield: str) -> dict:
         writes = docs._encode(pages, None)
         model_s += time.perf_counter() - t
         t = time.perf_counter()
-        docs._with_encodings(writes)
+        docs.index.with_encodings(writes)
         fde_s += time.perf_counter() - t
     return {"pages": len(texts), "mean_chars": round(sum(map(len, texts)) / len(texts)), "dims": encoder.dims,
             "model_ms_per_page": round(model_s / len(texts) * 1000, 2),

@@ -33,7 +33,7 @@ from memlane import filters as flt  # noqa: E402
 from memlane import keywords, scope, vectors  # noqa: E402
 from memlane.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
-from memlane.store.sqlite import _COMPILER, SQLiteStore  # noqa: E402
+from memlane.store.sqlite import _COMPILER, SQLiteStore, match_expression  # noqa: E402
 from memlane.timeutil import now_iso  # noqa: E402
 from common import MEMORY_QUERIES as QUERIES, MEMORY_TEMPLATES as TEMPLATES  # noqa: E402
 from common import pct, sentence, summary, unit_vectors, write_report  # noqa: E402
@@ -43,7 +43,7 @@ ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)  # what Memory.se
 
 def fts5_bm25(store: SQLiteStore, query: str, vector: np.ndarray, where: flt.Node, limit: int) -> list[tuple]:
     """The SQLite keyword search before the shared BM25 rule (FTS5's bm25(), file-wide statistics)."""
-    expression = keywords.match_expression(query, flt.scope_ids(where))
+    expression = match_expression(keywords.query_terms(query), flt.scope_ids(where))
     if expression is None:
         return []
     sql, params = _COMPILER.compile(where)

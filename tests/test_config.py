@@ -38,6 +38,7 @@ def test_history_db_path_beside_a_store_path_warns(tmp_path, embedder):
         Memory(config, embedder=embedder).close()
 
 
+@pytest.mark.model
 def test_from_config_with_local_embedder_settings(tmp_path):
     config = {**sqlite_config(tmp_path), "embedder": {"provider": "huggingface", "config": {"batch_size": 8}},
               "version": "v1.1", "llm": {"provider": "openai", "config": {
@@ -56,7 +57,7 @@ def test_without_an_llm_the_offline_engine_forms_memories(tmp_path, embedder, mo
 
 ERRORS = [
     ({"vectorstore": {}}, "config.vectorstore: unknown setting (known: vector_store, embedder"),
-    ({"vector_store": {"provider": "qdrant"}}, "vector_store.provider 'qdrant' is not available"),
+    ({"vector_store": {"provider": "qdrant"}}, "vector_store.provider 'qdrant' is unknown; known providers: sqlite, postgres"),
     ({"vector_store": {"provider": "sqlite", "config": {"paht": "x"}}}, "vector_store.config.paht: unknown setting (known: path"),
     ({"vector_store": {"provider": "sqlite", "config": {"vector_dtype": "int8"}}}, "vector_store.config.vector_dtype"),
     ({"vector_store": {"provider": "sqlite", "config": {"embedding_model_dims": 1536}}}, "embedding_model_dims is 1536 but the embedder produces 384"),

@@ -3,6 +3,8 @@ from the shell, with the conversation as text or as a JSON file of messages."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 
@@ -15,6 +17,7 @@ def test_should_search_from_text_and_file(cli, tmp_path):
     assert decided["should_search"] is False and decided["score"] == 2.0
 
 
+@pytest.mark.model
 def test_context_search_groups_matches(cli, tmp_path):
     cli("add", "I love Thai green curry", "-u", "alice", "--no-infer")
     cli("add", "I am a cooking assistant that likes spicy food", "-a", "chef", "--no-infer")

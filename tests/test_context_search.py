@@ -14,6 +14,12 @@ from memlane.errors import InvalidInputError, ScopeError
 CATEGORIES = ("agent_profile_matches", "agent_event_matches", "user_profile_matches", "user_event_matches")
 
 
+@pytest.fixture
+def memory(model_memory):
+    """These tests are about what the real model finds similar."""
+    return model_memory
+
+
 def _seed(memory):
     add = memory.add
     add("I am a patient Python tutor who explains with small examples", agent_id="tutor", infer=False,

@@ -81,7 +81,7 @@ def test_documents_lifecycle(api):
         "query_filter": {"on": "document", "key": "year", "value": 2023, "lookup": "key_lookup"}}))
     assert {r["document_name"] for r in filtered["results"]} == {"report"}
 
-    on_documents = ok(api.post("/filter", json={"key": "tags", "value": "pets", "lookup": "contains"}))
+    on_documents = ok(api.post("/filter", json={"key": "tags", "value": ["pets"], "lookup": "contains"}))
     assert on_documents["on"] == "document" and [d["name"] for d in on_documents["results"]] == ["cats"]
     on_collections = ok(api.post("/filter", json={"on": "collection", "key": "team", "lookup": "has_key"}))
     assert [c["name"] for c in on_collections["results"]] == ["papers"]

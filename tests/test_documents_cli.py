@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from support.pdfs import make_pdf
@@ -10,6 +12,7 @@ CATS = "Cats are small furry animals. A cat purrs when it is content and sleeps 
 MARKETS = "The stock market fell sharply on Monday as investors sold bank shares."
 
 
+@pytest.mark.model
 def test_add_list_search_delete(cli, tmp_path):
     notes = tmp_path / "notes.md"
     notes.write_text("# Pets\n\n" + CATS + "\n\n# Money\n\n" + MARKETS)
@@ -47,6 +50,7 @@ def test_add_list_search_delete(cli, tmp_path):
     assert json.loads(cli("docs", "list", "--collections", "--json").output) == []
 
 
+@pytest.mark.model
 def test_a_large_file_shows_progress(cli, tmp_path):
     big = tmp_path / "big.pdf"
     big.write_bytes(make_pdf([f"Page {i}: " + CATS for i in range(40)]))
@@ -59,6 +63,7 @@ def said(result) -> str:
     return " ".join(result.output.split())
 
 
+@pytest.mark.model
 def test_bad_input_fails_with_a_message(cli, tmp_path):
     text = tmp_path / "a.txt"
     text.write_text(CATS)

@@ -167,12 +167,12 @@ def test_another_instance_sees_writes_through_the_store(memory, encoder):
         one.create_collection("c")
         one.upsert_document("cats", "c", text=CATS)
         assert names(two.search("cat")) == ["cats"]  # loads its index
-        index = two._index
+        index = two.index._index
         one.upsert_document("markets", "c", text=MARKETS)
         assert sorted(names(two.search("cat", top_k=5))) == ["cats", "markets"]
         one.upsert_document("cats", "c", text=NETS)  # replaced: new page ids
         assert sorted(r["text"] for r in two.search("cat", top_k=5)["results"]) == sorted([MARKETS, NETS])
-        assert two._index is index and len(index) == 2  # caught up by page ids, not re-read
+        assert two.index._index is index and len(index) == 2  # caught up by page ids, not re-read
         two.delete_document("cats", "c")
         assert names(one.search("cat", top_k=5)) == ["markets"]
 

@@ -18,31 +18,42 @@ DOCUMENTS = {
     "d2": ("c1", {"author": "John", "year": 2023, "tags": ["ml"], "editor": "Jane"}),
     "d3": ("c2", {"year": "2024", "tags": ["ml", "ai", "dl"], "reviewed": False, "nested": {"a": 1}}),
     "d4": ("c2", {}),
+    "d5": ("c2", {"tags": ["ml"], "year": 2023}),
+    "d6": ("c1", {"tags": ["ai"]}),
 }
 
+# Seed 003's SQL, literally: key_lookup is metadata->>'key' = 'value' (text: 2024 equals "2024"),
+# contains is metadata @> {key: value}, contained_by is metadata <@ {key: value} (the WHOLE metadata
+# must be contained), with jsonb's own rules (a nested array does not contain a bare scalar)
 VALID = [
     ({"on": "document", "key": "author", "value": "John Doe", "lookup": "key_lookup"}, ["d1"]),
     ({"key": "author", "value": "John"}, ["d2"]),  # defaults: on document, lookup key_lookup
-    ({"key": "year", "value": 2024}, ["d1"]),  # a number is not the string "2024"
-    ({"key": "year", "value": "2024"}, ["d3"]),
+    ({"key": "year", "value": 2024}, ["d1", "d3"]),  # ->> compares text: 2024 and "2024" are both '2024'
+    ({"key": "year", "value": "2024"}, ["d1", "d3"]),
+    ({"key": "year", "value": "2023"}, ["d2", "d5"]),
     ({"key": "reviewed", "value": False}, ["d3"]),
+    ({"key": "reviewed", "value": "true"}, ["d1"]),  # ->> gives 'true'
+    ({"key": "tags", "value": ["ml"]}, ["d2", "d5"]),  # ->> gives the array's jsonb text '["ml"]'
     ({"key": "nested.a", "value": 1}, ["d3"]),
     ({"key": "author", "value": "John", "lookup": "contains"}, ["d2"]),  # whole value, not a substring
-    ({"key": "tags", "value": "ml", "lookup": "contains"}, ["d1", "d2", "d3"]),
+    ({"key": "tags", "value": "ml", "lookup": "contains"}, []),  # {"tags": [..]} @> {"tags": "ml"} is false
+    ({"key": "tags", "value": ["ml"], "lookup": "contains"}, ["d1", "d2", "d3", "d5"]),
     ({"key": "tags", "value": ["ml", "ai"], "lookup": "contains"}, ["d1", "d3"]),
-    ({"key": "tags", "value": ["ml", "ai"], "lookup": "contained_by"}, ["d1", "d2"]),
+    ({"key": "tags", "value": ["ml", "ai"], "lookup": "contained_by"}, ["d4", "d6"]),  # d5 has a year too
+    ({"key": "year", "value": 2023, "lookup": "contained_by"}, ["d4"]),
     ({"key": "reviewed", "lookup": "has_key"}, ["d1", "d3"]),
     ({"key": ["author", "year"], "lookup": "has_keys"}, ["d1", "d2"]),
     ({"key": ["author", "editor"], "lookup": "has_any_keys"}, ["d1", "d2"]),
     ({"key": ["editor", "nested"], "lookup": "has_any_keys"}, ["d2", "d3"]),
     ({"key": "missing", "lookup": "has_key"}, []),
-    ({"on": "collection", "key": "team", "value": "ml"}, ["d1", "d2"]),
-    ({"on": "collection", "key": "public", "lookup": "has_key"}, ["d1", "d2"]),
-    ({"AND": [{"key": "tags", "value": "ml", "lookup": "contains"}, {"on": "collection", "key": "team", "value": "ops"}]},
-     ["d3"]),
+    ({"on": "collection", "key": "team", "value": "ml"}, ["d1", "d2", "d6"]),
+    ({"on": "collection", "key": "public", "lookup": "has_key"}, ["d1", "d2", "d6"]),
+    ({"on": "collection", "key": "public", "value": "true"}, ["d1", "d2", "d6"]),
+    ({"AND": [{"key": "tags", "value": ["ml"], "lookup": "contains"},
+              {"on": "collection", "key": "team", "value": "ops"}]}, ["d3", "d5"]),
     ({"OR": [{"key": "editor", "lookup": "has_key"}, {"key": "nested", "lookup": "has_key"}]}, ["d2", "d3"]),
-    ({"NOT": [{"key": "reviewed", "lookup": "has_key"}]}, ["d2", "d4"]),
-    ({}, ["d1", "d2", "d3", "d4"]),
+    ({"NOT": [{"key": "reviewed", "lookup": "has_key"}]}, ["d2", "d4", "d5", "d6"]),
+    ({}, ["d1", "d2", "d3", "d4", "d5", "d6"]),
 ]
 
 INVALID = [
@@ -103,7 +114,7 @@ def test_valid_filters_select_the_same_documents_on_every_backend(docs):
 
 
 def test_filter_returns_documents_or_collections(docs):
-    on_documents = docs.filter({"key": "tags", "value": "dl", "lookup": "contains"})
+    on_documents = docs.filter({"key": "tags", "value": ["dl"], "lookup": "contains"})
     assert on_documents["on"] == "document" and [d["name"] for d in on_documents["results"]] == ["d3"]
     on_collections = docs.filter({"on": "collection", "key": "team", "lookup": "has_key"})
     assert on_collections["on"] == "collection"

@@ -16,6 +16,7 @@ import pytest
 from memlane import Documents, Memory
 from memlane.documents.encoders import LocalTokenEncoder
 from memlane.documents.late_interaction import FDEEncoder, FDEParams, PageIndex, from_fde, from_half
+from memlane.documents.live_index import LiveIndex
 from memlane.errors import StoreError
 from memlane.store import sqlite_schema
 from memlane.store.sqlite import register_functions
@@ -62,7 +63,7 @@ def encoded(monkeypatch):
 def narrow(monkeypatch):
     """Indexes that score few candidates exactly, so that the encodings decide which pages come back
     (with the defaults, 200 candidates, a store of a few pages is always scored in full)."""
-    monkeypatch.setattr(Documents, "_new_index",
+    monkeypatch.setattr(LiveIndex, "_new_index",
                         lambda self: PageIndex(self.encoder.dims, min_candidates=2, candidates_per_result=1))
 
 
@@ -99,7 +100,7 @@ def forget_encodings(docs: Documents) -> None:
 def test_upsert_stores_each_pages_encoding_as_the_index_computes_it(memory, encoder):
     with Documents(memory=memory, encoder=encoder) as docs:
         fill(docs)
-        config = docs._encoding.encoding_id
+        config = docs.index._encoding.encoding_id
         rows = stored(docs, config)
         assert len(rows) == len(TEXTS) and all(row.fde is not None for row in rows.values())
         index = PageIndex(encoder.dims)
@@ -117,7 +118,7 @@ def test_a_fresh_documents_loads_the_stored_encodings_and_finds_the_same(memory,
     encoded["pages"] = 0
     with Documents(memory=memory, encoder=encoder) as fresh:
         from_store = results(fresh)
-        assert encoded["pages"] == 0 and len(fresh._index) == len(TEXTS)
+        assert encoded["pages"] == 0 and len(fresh.index._index) == len(TEXTS)
     # today's load: every page encoded from its token vectors
     with Documents(memory=memory, encoder=encoder) as writer:
         forget_encodings(writer)
@@ -130,7 +131,7 @@ def test_pages_written_before_the_migration_are_encoded_once_and_written_back(me
     with Documents(memory=memory, encoder=encoder) as docs:
         fill(docs)
         expected = results(docs)
-        config = docs._encoding.encoding_id
+        config = docs.index._encoding.encoding_id
         kept = {page_id: row.fde for page_id, row in stored(docs, config).items()}
         forget_encodings(docs)
         assert all(row.fde is None for row in stored(docs, config).values())
@@ -152,13 +153,13 @@ def test_changed_fast_path_parameters_are_detected_and_the_pages_encoded_again(m
                                                                                monkeypatch):
     with Documents(memory=memory, encoder=encoder) as docs:
         fill(docs)
-        old_config = docs._encoding.encoding_id
+        old_config = docs.index._encoding.encoding_id
     params = FDEParams(seed=8, repetitions=10)
-    monkeypatch.setattr(Documents, "_new_index", lambda self: PageIndex(
+    monkeypatch.setattr(LiveIndex, "_new_index", lambda self: PageIndex(
         self.encoder.dims, fde=params, min_candidates=2, candidates_per_result=1))
     encoded["pages"] = 0
     with Documents(memory=memory, encoder=encoder) as changed:
-        new_config = changed._encoding.encoding_id
+        new_config = changed.index._encoding.encoding_id
         assert new_config != old_config
         first = results(changed)
         assert encoded["pages"] == len(TEXTS)  # the stored encodings were not used
@@ -181,7 +182,7 @@ def test_catching_up_with_another_process_uses_its_stored_encodings(memory, enco
         one.upsert_document("alps", "c", text=TEXTS["alps"])
         encoded["pages"] = 0
         found = two.search("interest rates", top_k=3)["results"]
-        assert encoded["pages"] == 0 and len(two._index) == 3
+        assert encoded["pages"] == 0 and len(two.index._index) == 3
         assert found[0]["document_name"] == "rates"
         # this process's own upsert goes into its loaded index with the encoding computed for the store
         encoded["pages"] = 0
@@ -200,10 +201,10 @@ def test_a_store_refusing_the_write_back_still_searches(memory, encoder, encoded
             raise StoreError("the store is read-only")
 
         monkeypatch.setattr(docs.store, "save_encodings", refuse)
-        with caplog.at_level(logging.WARNING, logger="memlane.documents.facade"):
+        with caplog.at_level(logging.WARNING, logger="memlane.documents.live_index"):
             assert docs.search("does a cat purr?", top_k=1)["results"][0]["document_name"] == "cats"
         assert "could not store the fast-path encodings of 8 pages" in caplog.text
-        assert all(row.fde is None for row in stored(docs, docs._encoding.encoding_id).values())
+        assert all(row.fde is None for row in stored(docs, docs.index._encoding.encoding_id).values())
 
 
 def test_a_sqlite_file_from_before_the_migration_is_upgraded_and_searched(tmp_path, embedder, encoder, encoded):

@@ -28,6 +28,7 @@ def local() -> LocalTokenEncoder:
 # local
 
 
+@pytest.mark.model
 def test_local_encoder_is_the_default_and_meets_the_protocol(local):
     assert isinstance(local, LocalTokenEncoder) and isinstance(local, MultiVectorEncoder)
     assert local.dims == 384 and not local.accepts_images
@@ -48,6 +49,7 @@ def test_local_encoder_shares_the_memory_embedders_model(local):
     assert len(local_module._models) == before
 
 
+@pytest.mark.model
 def test_local_encoder_drops_special_tokens_and_punctuation(local):
     tokenizer = local.embedder._model()[0].tokenizer
     text = "lift, drag; and (thrust)!"
@@ -80,6 +82,7 @@ def test_local_encoder_adds_the_pooled_vector_once_per_page_and_weighted_per_que
     assert len(local.encode_queries([""])[0]) == 8  # an empty query is its pooled vector
 
 
+@pytest.mark.model
 def test_local_encoder_vectors_rank_the_matching_page_first(local):
     pages = local.encode_pages([
         "the boundary layer of a flat plate in supersonic flow",

@@ -60,6 +60,7 @@ def slice_report():
 
 
 @needs_data
+@pytest.mark.model
 def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     docs, report, seen = slice_report
     ids = {d["doc_id"] for d in docs}
@@ -78,6 +79,7 @@ def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
 
 
 @needs_data
+@pytest.mark.model
 def test_eval_docs_command_prints_the_report_as_json(cli, tmp_path):
     docs = tmp_path / "docs.jsonl"
     docs.write_text("".join(line + "\n" for line in DOCS.read_text().splitlines()[:12]))

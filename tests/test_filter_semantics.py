@@ -5,7 +5,7 @@ matrix; PostgreSQL: the exact scan and the HNSW index), on every store backend."
 import pytest
 
 from memlane import Memory
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 
 from conftest import sqlite_config
 
@@ -84,12 +84,21 @@ CASES = [
     ({"lookup": "has_keys", "key": ["tags", "prefs"]}, "abe"),
     ({"lookup": "has_any_keys", "key": ["reviewed", "active"]}, "abc"),
     ({"lookup": "key_lookup", "key": "category", "value": "work"}, "e"),
-    ({"lookup": "contains", "key": "tags", "value": "thai"}, "ae"),
+    # seed 003's lookups, literally: ->> text equality, metadata @> {key: value}, metadata <@ {key: value}
+    ({"lookup": "key_lookup", "key": "level", "value": "3"}, "a"),  # ->> text: 3 is '3'
+    ({"lookup": "key_lookup", "key": "level", "value": 3}, "a"),
+    ({"lookup": "key_lookup", "key": "active", "value": "true"}, "a"),
+    ({"lookup": "key_lookup", "key": "price", "value": "9.5"}, "a"),
+    ({"lookup": "key_lookup", "key": "tags", "value": ["spicy", "thai"]}, "a"),
+    ({"lookup": "contains", "key": "tags", "value": "thai"}, ""),  # a nested array does not contain a scalar
+    ({"lookup": "contains", "key": "tags", "value": ["thai"]}, "ae"),
     ({"lookup": "contains", "key": "note", "value": "Thai"}, ""),  # JSON containment: whole strings
     ({"lookup": "contains", "key": "note", "value": "Loves Thai curry"}, "a"),
     ({"lookup": "contains", "key": "prefs", "value": {"extra": {"x": 1}}}, "e"),
-    ({"lookup": "contained_by", "key": "tags", "value": ["spicy", "thai", "train"]}, "abc"),
-    ({"lookup": "contained_by", "key": "prefs", "value": {"food": "sushi", "drink": "tea"}}, "b"),
+    # contained_by: the whole metadata must be in {key: value}; only d's empty metadata is
+    ({"lookup": "contained_by", "key": "tags", "value": ["spicy", "thai", "train"]}, "d"),
+    ({"lookup": "contained_by", "key": "prefs", "value": {"food": "sushi", "drink": "tea"}}, "d"),
+    ({"lookup": "contained_by", "key": "category", "value": "food"}, "d"),  # f has a level too
 ]
 
 

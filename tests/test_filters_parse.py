@@ -35,9 +35,12 @@ PARSES = [
     ({"lookup": "has_key", "key": "reviewed"}, Compare(meta("reviewed"), "exists")),
     ({"lookup": "has_keys", "key": ["a", "b"]}, And((Compare(meta("a"), "exists"), Compare(meta("b"), "exists")))),
     ({"lookup": "has_any_keys", "key": ["a", "b"]}, Or((Compare(meta("a"), "exists"), Compare(meta("b"), "exists")))),
-    ({"lookup": "key_lookup", "key": "year", "value": 2024}, Compare(meta("year"), "eq", 2024)),
-    ({"lookup": "contains", "key": "tags", "value": ["ml"], "on": "metadata"}, Compare(meta("tags"), "json_contains", ["ml"])),
-    ({"lookup": "contained_by", "key": "tags", "value": ["ml", "ai"]}, Compare(meta("tags"), "json_contained_by", ["ml", "ai"])),
+    ({"lookup": "contains", "key": "tags", "value": ["ml"], "on": "metadata"},
+     Compare(meta(), "json_contains", {"tags": ["ml"]})),  # metadata @> {key: value}
+    ({"lookup": "contained_by", "key": "tags", "value": ["ml", "ai"]},
+     Compare(meta(), "json_contained_by", {"tags": ["ml", "ai"]})),  # metadata <@ {key: value}
+    ({"lookup": "contains", "key": "a.b", "value": 1}, Compare(meta(), "json_contains", {"a": {"b": 1}})),
+    ({"lookup": "key_lookup", "key": "year", "value": 2024}, Compare(meta("year"), "key_text", 2024)),
     # a metadata key that happens to be called "lookup" stays reachable through an operator
     ({"lookup": {"eq": "x"}}, Compare(meta("lookup"), "eq", "x")),
 ]
@@ -99,4 +102,4 @@ def test_rejects_with_a_message_naming_the_part(filters, path, message):
 def test_document_targets_for_collections():
     node = parse({"on": "collection", "key": "year", "value": 2024, "lookup": "key_lookup"},
                  columns=(), targets=("document", "collection"))
-    assert node == Compare(Field(path=("year",), target="collection"), "eq", 2024)
+    assert node == Compare(Field(path=("year",), target="collection"), "key_text", 2024)

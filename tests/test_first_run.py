@@ -82,6 +82,7 @@ def printed_key(output: str) -> str:
     return re.search(r"^\s+(ml_[A-Za-z0-9_-]{43})\s*$", output, re.M).group(1)
 
 
+@pytest.mark.model  # memlane serve loads the local model in its process
 def test_first_start_prints_a_key_once_with_a_curl_line_that_works(served):
     key = printed_key(served.output)
     curl = re.search(r"try it\s+(curl .*)$", served.output, re.M).group(1)
@@ -95,6 +96,7 @@ def test_first_start_prints_a_key_once_with_a_curl_line_that_works(served):
     assert [(k["tenant"], k["admin"]) for k in listed] == [("default", True)]
 
 
+@pytest.mark.model  # memlane serve loads the local model in its process
 def test_the_cli_goes_through_the_running_server(served):
     announced = served.home / "server.json"
     assert stat.S_IMODE(announced.stat().st_mode) == 0o600
@@ -122,6 +124,24 @@ def test_the_cli_goes_through_the_running_server(served):
     assert wrong_key.returncode == 1 and "MEMLANE_API_KEY" in wrong_key.stderr
 
 
+@pytest.mark.model
+def test_another_tenant_works_on_its_own_store_here_while_the_server_serves_default(served):
+    """The server's local token acts for tenant default only: --tenant acme is served by acme's store
+    in this process (<home>/tenants/acme.db), never by the server's default tenant."""
+    added = json.loads(memlane(served.home, "--tenant", "acme", "add", "I grow tomatoes", "--user", "carol",
+                               "--no-infer", "--json").stdout)
+    assert (served.home / "tenants" / "acme.db").exists()
+    assert "server" not in json.loads(memlane(served.home, "--tenant", "acme", "info", "--json").stdout)
+    assert json.loads(memlane(served.home, "--tenant", "default", "info", "--json").stdout)["server"] == served.url
+    listed = json.loads(memlane(served.home, "--tenant", "acme", "list", "--user", "carol", "--json").stdout)
+    assert [m["id"] for m in listed["results"]] == [added["results"][0]["id"]]
+    assert json.loads(memlane(served.home, "list", "--user", "carol", "--json").stdout)["results"] == []
+    named = memlane(served.home, "--tenant", "acme", "list", "--user", "carol",
+                    env={"MEMLANE_URL": served.url, "MEMLANE_API_KEY": printed_key(served.output)}, check=False)
+    assert named.returncode == 1 and "--tenant acme" in named.stderr and "MEMLANE_URL" in named.stderr
+
+
+@pytest.mark.model  # memlane serve loads the local model in its process
 def test_mcp_over_http_has_the_same_default_user_as_stdio(served):
     key = printed_key(served.output)
 
@@ -138,6 +158,7 @@ def test_mcp_over_http_has_the_same_default_user_as_stdio(served):
     assert "default user default, --mcp-user-id" in served.output
 
 
+@pytest.mark.model  # memlane serve loads the local model in its process
 def test_api_docs_load_their_assets_from_the_server(served):
     with httpx.Client(base_url=served.url, timeout=TIMEOUT) as anonymous:
         page = anonymous.get("/docs")
@@ -183,6 +204,7 @@ def test_mcp_errors_name_the_flag_of_the_face_that_serves_them(memory):
             tools.search_memories(caller, "anything")
 
 
+@pytest.mark.model  # memlane serve loads the local model in its process
 def test_serve_and_mcp_announce_themselves_as_json(tmp_path):
     server = Served(tmp_path / "home", "--json", "--no-auth")
     try:

@@ -16,6 +16,12 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "eval" / "reconcile" /
 HOLDOUT = Path(__file__).parent / "data" / "reconcile_holdout.jsonl"
 
 
+@pytest.fixture
+def memory(model_memory):
+    """These tests are about what the real model finds similar."""
+    return model_memory
+
+
 @pytest.mark.parametrize("path", [SHARED, HOLDOUT], ids=["dev", "holdout"])
 def test_offline_engine_passes_the_labelled_cases(memory, path):
     report = run(memory, load_cases(path))

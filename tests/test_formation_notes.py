@@ -19,6 +19,12 @@ DEV = EVAL / "notes" / "notes_dev.jsonl"
 HOLDOUT = Path(__file__).parent / "data" / "notes_holdout.jsonl"
 
 
+@pytest.fixture
+def memory(model_memory):
+    """These tests are about what the real model finds similar."""
+    return model_memory
+
+
 @pytest.mark.parametrize("path", [DEV, HOLDOUT], ids=["dev", "holdout"])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))
@@ -49,6 +55,8 @@ NOTES = [  # (message, the statements the offline engine keeps)
     ("1) 不吃辣", ["用户不吃辣"]),
     ("I no longer drink alcohol.", ["User no longer drinks alcohol"]),
     ("I particularly enjoy baking sourdough bread.", ["User particularly enjoys baking sourdough bread"]),
+    ("Now I especially like AI-related tech stocks.", ["User now especially likes AI-related tech stocks"]),
+    ("Currently I rarely eat meat.", ["User currently rarely eats meat"]),
     ("I quit IBM and now work at Canva.", ["User quit IBM and now works at Canva"]),
     ("I am a teacher, I speak French and I have a dog called Rex.",
      ["User is a teacher", "User speaks French", "User has a dog called Rex"]),
@@ -182,6 +190,7 @@ def test_mcp_add_memory_reports_a_note_that_stores_nothing(memory):
     assert again["message"].startswith("nothing new: already known")
 
 
+@pytest.mark.model
 def test_eval_notes_command_reports_passes_and_failures(cli, tmp_path):
     cases = tmp_path / "notes.jsonl"
     cases.write_text("\n".join(json.dumps(case) for case in [

@@ -2,7 +2,10 @@
 
 import json
 
+import pytest
 
+
+@pytest.mark.model
 def test_cli_shows_relations(cli, tmp_path):
     config = tmp_path / "graph.json"
     config.write_text(json.dumps({"vector_store": {"provider": "sqlite", "config": {"path": str(tmp_path / "g")}},

@@ -35,7 +35,7 @@ def test_rest_and_platform_paths_show_relations_per_tenant(graph_live):
 
     found = a.post("/search", json={"query": "where does sam live", "user_id": "sam"}).json()
     assert found["relations"][0]["destination"] == "Lisbon"
-    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "score"}
+    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "weight", "score"}
     listed = a.get("/memories", params={"user_id": "sam"}).json()
     assert triples(listed["relations"]) == {("sam", "lives_in", "Lisbon"), ("sam", "likes", "fado")}
     # tenant b, same user id: only its own relation, on every path

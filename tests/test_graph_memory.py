@@ -66,8 +66,8 @@ def test_a_conversation_adds_refines_contradicts_and_retracts(graph):
     found = graph.search("where does alice live?", user_id="alice")
     assert found["results"] and found["relations"][0]["relationship"] == "lives_in"
     assert found["relations"][0]["destination"] == "Berlin"
-    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "score"}
-    assert all(0 <= r["score"] <= 1 for r in found["relations"])
+    assert set(found["relations"][0]) == {"id", "source", "relationship", "destination", "weight", "score"}
+    assert all(0 <= r["score"] <= 1 and r["weight"] == r["score"] for r in found["relations"])  # seed 000: weight
     assert "New York City" not in [r["destination"] for r in found["relations"] if r["relationship"] == "lives_in"]
     # the same search with the optional stages also returns relations
     assert graph.search("where does alice live?", user_id="alice", keyword_search=True)["relations"][0]["destination"] \
@@ -82,6 +82,38 @@ def test_chinese_turns_and_first_person_queries(graph):
     assert ("li", "likes", "火锅") in triples(found)
     old = [r for r in graph.get_all(user_id="li", include_invalid=True)["relations"] if r["destination"] == "上海"]
     assert old[0]["invalid_reason"] == "contradicted"
+
+
+CHANGES = [  # (first message, second message, old relation, new relation or None)
+    ("I live in Paris.", "I moved from Paris to Lisbon.", ("lives_in", "Paris"), ("lives_in", "Lisbon")),
+    ("I work at Google.", "I left Google and joined Meta.", ("works_at", "Google"), ("works_at", "Meta")),
+    ("I work at IBM.", "I quit my job at IBM.", ("works_at", "IBM"), None),
+    ("I like jogging.", "I no longer like jogging.", ("likes", "jogging"), None),
+    ("The user lives in Berlin", "User moved from Berlin to Munich", ("lives_in", "Berlin"), ("lives_in", "Munich")),
+    ("我在北京工作。", "我不再在北京工作了，现在在深圳工作。", ("works_at", "北京"), ("works_at", "深圳")),
+    ("我住在北京", "我从北京搬到了上海", ("lives_in", "北京"), ("lives_in", "上海")),
+]
+
+
+@pytest.mark.parametrize("first, second, old, new", CHANGES)
+def test_a_change_invalidates_the_old_relation(graph, first, second, old, new):
+    graph.add(first, user_id="u")
+    graph.add(second, user_id="u")
+    current = triples(graph.get_all(user_id="u")["relations"])
+    assert ("u", *old) not in current
+    assert current == ({("u", *new)} if new else set())
+    kept = {(r["relationship"], r["destination"]): r
+            for r in graph.get_all(user_id="u", include_invalid=True)["relations"]}
+    assert kept[old]["valid_to"]  # invalidated, not erased
+    if new:
+        assert kept[old]["superseded_by"] == kept[new]["id"]
+
+
+def test_a_query_about_the_user_finds_chinese_relations(graph):
+    graph.add("我住在上海", user_id="z")
+    for query in ("用户住在哪里", "我住在哪里？", "where does the user live?"):
+        found = graph.search(query, user_id="z")["relations"]
+        assert [(r["relationship"], r["destination"]) for r in found][:1] == [("lives_in", "上海")], query
 
 
 def test_scopes_do_not_mix_and_delete_all_clears_them(graph):

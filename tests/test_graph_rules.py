@@ -52,6 +52,33 @@ CASES = [
     ("我有一只猫", [(U, "has", "猫")]),
     ("我叫王伟", [(U, "name", "王伟")]),
     ("今天天气很好", []),
+    # notes as agents write them: "the user" / "User" / 用户 is the user
+    ("The user lives in Berlin", [(U, "lives_in", "Berlin")]),
+    ("User works at Acme", [(U, "works_at", "Acme")]),
+    ("User's wife is Ana", [(U, "married_to", "Ana")]),
+    ("用户住在苏州", [(U, "lives_in", "苏州")]),
+    # a predicate after "and" keeps its subject, and the first clause's object ends at the "and"
+    ("I live in Paris and work at Google", [(U, "works_at", "Google"), (U, "lives_in", "Paris")]),
+    ("Marco lives in Rome and works at Fiat", [("Marco", "works_at", "Fiat"), ("Marco", "lives_in", "Rome")]),
+    ("Alice likes tea and loves jazz", [("Alice", "likes", "tea"), ("Alice", "loves", "jazz")]),
+    ("I started working at Canva", [(U, "works_at", "Canva")]),
+    # a Chinese clause without a subject after one with 我 is the speaker's
+    ("我住在杭州，在阿里巴巴工作", [(U, "lives_in", "杭州"), (U, "works_at", "阿里巴巴")]),
+    ("我加入了字节跳动", [(U, "works_at", "字节跳动")]),
+    ("我住在杭州，他在上海工作", [(U, "lives_in", "杭州")]),  # 他 is someone else
+    ("I quit smoking", []),  # not a job: no organisation named
+]
+
+CHANGES = [  # (sentence, the relations it states, the relations it retracts)
+    ("I moved from Paris to Lisbon.", [(U, "lives_in", "Lisbon")], [(U, "lives_in", "Paris")]),
+    ("Actually I relocated from Lisbon to Porto!", [(U, "lives_in", "Porto")], [(U, "lives_in", "Lisbon")]),
+    ("I left Google and joined Meta.", [(U, "works_at", "Meta")], [(U, "works_at", "Google")]),
+    ("I quit my job at IBM", [], [(U, "works_at", "IBM")]),
+    ("The user has left Acme", [], [(U, "works_at", "Acme")]),
+    ("我从北京搬到了上海。", [(U, "lives_in", "上海")], [(U, "lives_in", "北京")]),
+    ("我不再在北京工作了，现在在深圳工作。", [(U, "works_at", "深圳")], [(U, "works_at", "北京")]),
+    ("我从腾讯离职了，加入了字节跳动", [(U, "works_at", "字节跳动")], [(U, "works_at", "腾讯")]),
+    ("我不再喜欢咖啡了，更喜欢茶", [(U, "likes", "茶")], [(U, "likes", "咖啡")]),
 ]
 
 NEGATIONS = [
@@ -78,6 +105,12 @@ def test_statements(text, expected):
 def test_negations_retract(text, expected):
     assert triples(text, negated=True) == expected
     assert triples(text) == []
+
+
+@pytest.mark.parametrize("text, stated, retracted", CHANGES)
+def test_changes_state_the_new_relation_and_retract_the_old(text, stated, retracted):
+    assert triples(text) == stated
+    assert triples(text, negated=True) == retracted
 
 
 def test_only_the_users_messages_are_a_source():

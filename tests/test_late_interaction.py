@@ -67,17 +67,31 @@ def test_maxsim_is_not_symmetric_and_sums_over_query_vectors():
     assert maxsim(q, np.vstack([p, [[0.0, 1.0]]])) == pytest.approx(2.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("chunk", [1, 7, 100_000])
-def test_batched_scorer_matches_the_naive_loop_across_chunk_sizes(monkeypatch, chunk):
+def test_batched_scorer_matches_the_naive_loop_across_chunk_sizes(monkeypatch, chunk, dtype):
     import memlane.documents.late_interaction as li
 
-    monkeypatch.setattr(li, "CHUNK_TOKENS", chunk)
+    monkeypatch.setattr(li, "CHUNK_TOKENS", chunk)  # 1 and 7: pages longer than a chunk, widened alone
     rng = np.random.default_rng(2)
-    pages = [unit(rng, int(n), 24) for n in rng.integers(1, 30, size=40)]
+    pages = [unit(rng, int(n), 24).astype(dtype) for n in rng.integers(1, 30, size=40)]
     q = unit(rng, 5, 24)
     offsets = np.concatenate([[0], np.cumsum([len(p) for p in pages])[:-1]])
     got = maxsim_many(q, np.concatenate(pages), offsets)
-    assert got == pytest.approx([naive_maxsim(q, p) for p in pages], abs=1e-4)
+    assert got == pytest.approx([naive_maxsim(q, p.astype(np.float32)) for p in pages], abs=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_repeated_query_rows_count_as_often_as_they_occur(dtype):
+    rng = np.random.default_rng(5)
+    pages = [unit(rng, int(n), 16) for n in rng.integers(1, 20, size=30)]
+    tokens, distinct = unit(rng, 4, 16), unit(rng, 1, 16)
+    q = np.vstack([tokens, np.repeat(distinct, 8, axis=0)])  # the pooled vector repeated x8
+    offsets = np.concatenate([[0], np.cumsum([len(p) for p in pages])[:-1]])
+    stored = np.concatenate(pages).astype(dtype)
+    got = maxsim_many(q, stored, offsets)
+    reference = [naive_maxsim(q, p.astype(dtype).astype(np.float32)) for p in pages]
+    assert got == pytest.approx(reference, abs=1e-4)
 
 
 def test_batched_scorer_rejects_an_empty_page():

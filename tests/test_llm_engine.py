@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memlane import Memory
+from support.hung_endpoint import HungEndpoint
 from support.openai_server import Reply, chat_completion
 
 CHAT = "/v1/chat/completions"
@@ -213,3 +214,135 @@ def test_procedural_summary_from_the_model(llm_memory, openai_server):
                             agent_id="bot", memory_type="procedural")
     assert llm_memory.get(result["results"][0]["id"])["memory"].startswith("Task: book a flight")
     assert "response_format" not in openai_server.requests(CHAT)[0].json
+
+
+# -- answer shapes: seed 002's actions, JSON inside a JSON string, two answers in one ---------------
+
+
+def by_shown_text(request, text: str) -> str:
+    """The small id the model was shown for the memory with ``text``."""
+    return next(k for k, v in shown_ids(request).items() if v == text)
+
+
+@pytest.mark.parametrize("shape", ["actions", "single_decision", "memory_as_json_string"])
+def test_reconciliation_answer_shapes(llm_memory, openai_server, shape):
+    llm_memory.add("Prefers tech stocks", user_id="u", infer=False)
+
+    def decide(request):
+        decision = {"event": "UPDATE", "id": by_shown_text(request, "Prefers tech stocks"),
+                    "text": "Prefers AI-related tech stocks", "old_memory": "Prefers tech stocks"}
+        return answer({"actions": {"actions": [decision]}, "single_decision": decision,
+                       "memory_as_json_string": {"memory": json.dumps([decision])}}[shape])
+
+    openai_server.script(CHAT, [answer({"facts": ["Prefers AI-related tech stocks"]}), decide])
+    result = llm_memory.add("Now I especially like AI-related tech stocks", user_id="u")
+    assert result["status"] == "ok"
+    assert [(r["event"], r["memory"], r.get("previous_memory")) for r in result["results"]] == [
+        ("UPDATE", "Prefers AI-related tech stocks", "Prefers tech stocks")]
+
+
+def test_an_answer_sent_as_a_json_string_is_decoded(llm_memory, openai_server):
+    openai_server.script(CHAT, [answer(json.dumps(json.dumps({"facts": ["Likes jazz", "Lives in Oslo"]})))])
+    result = llm_memory.add("I like jazz and live in Oslo", user_id="u")
+    assert result["status"] == "ok" and [r["memory"] for r in result["results"]] == ["Likes jazz", "Lives in Oslo"]
+    assert len(openai_server.requests(CHAT)) == 1  # decoded, not repaired
+
+
+CONFLICTING = [
+    '{"facts": ["Lives in Oslo"]}\n{"facts": ["Lives in Bergen"]}',
+    '```json\n{"facts": ["Lives in Oslo"]}\n```\nor maybe\n```json\n{"facts": ["Lives in Bergen"]}\n```',
+    '{"facts": ["Lives in Oslo"], "facts": ["Lives in Bergen"]}',
+]
+
+
+@pytest.mark.parametrize("raw", CONFLICTING)
+def test_two_conflicting_answers_fail_without_a_guess(llm_memory, openai_server, raw):
+    openai_server.script(CHAT, [answer(raw), answer(raw)])
+    result = llm_memory.add("I live in Oslo, or Bergen", user_id="u")
+    assert result["status"] == "failed" and "not guessing" in result["reason"]
+    assert llm_memory.get_all(user_id="u")["results"] == []
+    assert [m["content"] for m in llm_memory.get_messages(user_id="u")] == ["I live in Oslo, or Bergen"]
+    assert "not guessing" in openai_server.requests(CHAT)[1].json["messages"][-1]["content"]  # the repair says why
+
+
+def test_the_same_answer_twice_is_one_answer(llm_memory, openai_server):
+    openai_server.script(CHAT, [answer('{"facts": ["Likes jazz"]}\n\n{"facts": ["Likes jazz"]}')])
+    assert [r["memory"] for r in llm_memory.add("I like jazz", user_id="u")["results"]] == ["Likes jazz"]
+
+
+def test_memory_and_actions_that_disagree_are_not_guessed_at(llm_memory, openai_server):
+    llm_memory.add("Lives in Oslo", user_id="u", infer=False)
+    both = {"memory": [{"id": "0", "text": "Lives in Bergen", "event": "UPDATE"}],
+            "actions": [{"id": "0", "event": "DELETE"}]}
+    openai_server.script(CHAT, [answer({"facts": ["Lives in Bergen"]}), answer(both), answer(both)])
+    result = llm_memory.add("I moved to Bergen", user_id="u")
+    assert result["status"] == "failed" and '"memory" and "actions"' in result["reason"]
+    assert [r["memory"] for r in llm_memory.get_all(user_id="u")["results"]] == ["Lives in Oslo"]
+
+
+# -- a hung endpoint: one deadline per call, retries included ------------------------------------
+
+
+@pytest.fixture
+def hung():
+    with HungEndpoint() as endpoint:
+        yield endpoint
+
+
+def test_a_hung_endpoint_is_one_deadline_however_many_retries(tmp_path, embedder, hung):
+    config = {"vector_store": {"provider": "sqlite", "config": {"path": str(tmp_path / "hung.db")}},
+              "llm": {"provider": "openai", "config": {"model": "gpt-test", "api_key": "sk-test",
+                                                       "base_url": hung.base_url, "timeout": 1.0, "max_retries": 5}}}
+    with Memory(config, embedder=embedder) as m:
+        result = m.add("I like tea", user_id="u")
+        assert result["status"] == "failed"
+        assert "timed out" in result["reason"] and "1 s" in result["reason"] and "llm.config.timeout" in result["reason"]
+        assert [msg["content"] for msg in m.get_messages(user_id="u")] == ["I like tea"]
+    # the first attempt used the whole deadline: no retry was started (without the deadline: 6 attempts)
+    assert len(hung.held) == 1
+
+
+def test_the_llm_deadline_defaults_to_thirty_seconds():
+    from memlane.llms.openai import OpenAILLMConfig
+
+    assert OpenAILLMConfig().timeout == 30.0
+
+
+# -- seed 002's worked example with the LLM engine, in the seed's answer format ------------------
+
+SEED_DAYS = {  # (what the user says, the facts the model extracts) for each of the three days
+    "zh-Hant": [("我偏好科技股，風險承受度中等", ["使用者偏好科技股", "使用者風險承受度為中等"]),
+                ("我現在特別看好 AI 相關的科技股", ["使用者偏好 AI 相關科技股"]),
+                ("我現在不想投資科技股了，想轉向價值股", ["使用者不再偏好科技股", "使用者偏好價值股"])],
+    "en": [("I prefer tech stocks and my risk tolerance is medium.", ["Prefers tech stocks", "Risk tolerance is medium"]),
+           ("Now I especially like AI-related tech stocks.", ["Prefers AI-related tech stocks"]),
+           ("I don't want to invest in tech stocks anymore, I want to switch to value stocks.",
+            ["No longer prefers tech stocks", "Prefers value stocks"])],
+}
+
+
+@pytest.mark.parametrize("lang", SEED_DAYS)
+def test_seed_002_worked_example_with_the_llm(llm_memory, openai_server, lang):
+    (day1, facts1), (day2, facts2), (day3, facts3) = SEED_DAYS[lang]
+    openai_server.script(CHAT, [answer({"facts": facts1})])  # nothing stored yet: no reconciliation call
+    first = llm_memory.add(day1, user_id="user-123")
+    assert [(r["event"], r["memory"]) for r in first["results"]] == [("ADD", facts1[0]), ("ADD", facts1[1])]
+    tech_id, risk_id = (r["id"] for r in first["results"])
+
+    openai_server.script(CHAT, [answer({"facts": facts2}), lambda request: answer({"actions": [
+        {"event": "UPDATE", "id": by_shown_text(request, facts1[0]), "text": facts2[0], "old_memory": facts1[0]}]})])
+    second = llm_memory.add(day2, user_id="user-123")
+    assert [(r["event"], r["id"], r["memory"], r["previous_memory"]) for r in second["results"]] == [
+        ("UPDATE", tech_id, facts2[0], facts1[0])]
+
+    openai_server.script(CHAT, [answer({"facts": facts3}), lambda request: answer({"actions": [
+        {"event": "DELETE", "id": by_shown_text(request, facts2[0]), "old_memory": facts2[0]},
+        {"event": "ADD", "text": facts3[1]}]})])
+    third = llm_memory.add(day3, user_id="user-123")
+    assert {(r["event"], r["memory"]) for r in third["results"]} == {("DELETE", facts2[0]), ("ADD", facts3[1])}
+
+    active = {r["id"]: r["memory"] for r in llm_memory.get_all(user_id="user-123")["results"]}
+    assert active[risk_id] == facts1[1] and facts3[1] in active.values() and tech_id not in active
+    assert llm_memory.get(tech_id)["valid_to"] is not None  # invalidated, not erased
+    assert [(e["event"], e["old_memory"], e["new_memory"]) for e in llm_memory.history(tech_id)] == [
+        ("ADD", None, facts1[0]), ("UPDATE", facts1[0], facts2[0]), ("DELETE", facts2[0], None)]

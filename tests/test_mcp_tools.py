@@ -116,7 +116,7 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
     def broken(*args, **kwargs):
         raise TypeError("'str' object has no attribute 'get'")
 
-    monkeypatch.setattr(type(caller.memory._rerank_model()), "scores", broken)
+    monkeypatch.setattr(type(caller.memory.searcher.reranker()), "scores", broken)
     found = tools.search_memories(caller, "what instrument do I play?", limit=3, rerank=True, filter_memories=True)
     meta = found["metadata"]
     assert meta["stages_failed"] == {"rerank": "TypeError: 'str' object has no attribute 'get'"}
@@ -129,7 +129,7 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
 def test_an_unavailable_reranker_is_a_failed_stage_not_a_failed_search(caller, monkeypatch):
     monkeypatch.setattr(caller.memory.config.retrieval, "reranker",
                         ProviderSpec(provider="cross_encoder", config={"model": "/nonexistent/cross-encoder"}))
-    monkeypatch.setattr(caller.memory, "_reranker", None)
+    monkeypatch.setattr(caller.memory.searcher, "_reranker", None)
     found = tools.search_memories(caller, "what instrument do I play?", limit=2, rerank=True)
     assert found["results"][0]["memory"] == "I play the cello on Sundays"
     assert "rerank" in found["metadata"]["stages_failed"] and found["metadata"]["fallback_used"] is True

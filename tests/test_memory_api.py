@@ -54,26 +54,26 @@ def test_get_unknown_is_none(memory):
     assert memory.get("no-such-id") is None
 
 
-def test_search_ranks_by_cosine_and_respects_limit_and_threshold(memory):
-    memory.add(["I adore Italian pizza", "My car is a red Volvo", "Sushi is my favourite dinner"], user_id="u", infer=False)
-    results = memory.search("what food do I like?", user_id="u")["results"]
+def test_search_ranks_by_cosine_and_respects_limit_and_threshold(model_memory):
+    model_memory.add(["I adore Italian pizza", "My car is a red Volvo", "Sushi is my favourite dinner"], user_id="u", infer=False)
+    results = model_memory.search("what food do I like?", user_id="u")["results"]
     assert [r["memory"] for r in results][-1] == "My car is a red Volvo"
     scores = [r["score"] for r in results]
     assert scores == sorted(scores, reverse=True)
     assert all(-1.0 <= s <= 1.0 for s in scores)
     for r in results:
         MemoryItem.model_validate(r)
-    assert len(memory.search("food", user_id="u", limit=1)["results"]) == 1
+    assert len(model_memory.search("food", user_id="u", limit=1)["results"]) == 1
     cut = (scores[0] + scores[-1]) / 2
-    kept = memory.search("what food do I like?", user_id="u", threshold=cut)["results"]
+    kept = model_memory.search("what food do I like?", user_id="u", threshold=cut)["results"]
     assert kept and all(r["score"] >= cut for r in kept) and len(kept) < len(results)
 
 
-def test_search_score_is_cosine_similarity(memory, embedder):
+def test_search_score_is_cosine_similarity(model_memory, embedder):
     import numpy as np
 
-    memory.add("The quick brown fox", user_id="u", infer=False)
-    score = memory.search("a fast fox", user_id="u")["results"][0]["score"]
+    model_memory.add("The quick brown fox", user_id="u", infer=False)
+    score = model_memory.search("a fast fox", user_id="u")["results"][0]["score"]
     a, b = embedder.embed(["The quick brown fox", "a fast fox"], "document")
     assert score == pytest.approx(float(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b)), abs=1e-5)
 

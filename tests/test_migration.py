@@ -10,7 +10,7 @@ import pytest
 
 from memlane import Documents, Memory, migration
 from memlane.errors import EmbedderMismatchError, InvalidInputError, StoreError
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 from memlane.store import postgres_schema
 
 QUERIES = ("what does she drink", "travel plans", "pets at home", "work schedule")

@@ -8,7 +8,7 @@ import pytest
 
 from memlane import ConfigError, Memory
 from memlane.errors import StoreError
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 from memlane.store import postgres_schema
 
 

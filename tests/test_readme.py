@@ -72,6 +72,7 @@ def bash(code: str, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.model
 def test_python_blocks_run_in_order(workdir):
     code = [b for b in blocks("python") if "MemoryClient" not in b]  # the mem0 client needs the server below
     assert len(code) == 7  # a new block is run too; a lost one fails here
@@ -82,6 +83,7 @@ def test_python_blocks_run_in_order(workdir):
     assert "total_matches" in namespace["found"]  # the agent-context block searched
 
 
+@pytest.mark.model
 def test_shell_blocks_run(workdir):
     shell = [b for b in blocks("bash") if "memlane serve" not in b and "curl" not in b]
     assert shell and any("memlane add" in b for b in shell)
@@ -100,6 +102,7 @@ def _port_free(port: int) -> bool:
     return True
 
 
+@pytest.mark.model
 def test_server_section_runs_against_memlane_serve(workdir):
     if not _port_free(18088):
         pytest.skip("port 18088, which the README's commands name, is in use on this machine")

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from memlane import ConfigError, InvalidInputError, Memory
-from memlane.keywords import analyze, match_expression
-from memlane.memory import NewMemory
+from memlane.keywords import analyze, query_terms
+from memlane.models import MemoryItem, MemoryRecord, NewMemory
+from memlane.query import Query, date_windows
+from memlane.store.sqlite import match_expression
 from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate
-from memlane.models import MemoryItem, MemoryRecord
 from support.openai_server import Reply, chat_completion
 from support.notes import NOTES
 
@@ -34,8 +35,10 @@ def test_analyzer_stems_english_and_splits_chinese():
     assert analyze("Running shoes, the runner runs") == ["run", "shoe", "runner", "run"]
     assert analyze("火锅") == ["火", "锅", "火锅"]
     assert analyze("龍井") == analyze("龙井")  # Traditional and Simplified index the same
-    assert match_expression("the of and", {}) is None
-    assert match_expression("hot pot", {"user_id": ["a"]}).endswith(")") and "AND" in match_expression("x", {"user_id": ["a"]})
+    assert query_terms("the run of runs and") == ["run"]
+    assert match_expression(query_terms("the of and"), {}) is None
+    scoped = match_expression(query_terms("hot pot"), {"user_id": ["a"]})
+    assert scoped.startswith('("hot" OR "pot") AND (') and scoped.endswith(")")
 
 
 def test_the_stemmer_is_the_c_build():
@@ -107,7 +110,7 @@ def test_fusion_methods():
 
 def test_dates_named_in_a_query_become_time_windows():
     def spans(query):
-        return [(a.date().isoformat(), b.date().isoformat()) for a, b in timeline.date_windows(query)]
+        return [(a.date().isoformat(), b.date().isoformat()) for a, b in date_windows(query)]
 
     assert spans("What did Tim say on 16 November, 2023?") == [("2023-11-16", "2023-11-17")]
     assert spans("the photo shared on December 1,2023") == [("2023-12-01", "2023-12-02")]
@@ -133,14 +136,14 @@ def test_timeline_lends_neighbours_score_and_boosts_named_dates():
                 cand("elsewhere", 0.5, "2023-05-08T13:56:02+00:00", user="v"),  # another user's memory
                 cand("bottom", 0.1, "2023-02-01T00:00:00+00:00")]
 
-    ranked, info = timeline.apply(pool(), "where will it be?", date_weight=0.3, neighbour_weight=0.4,
+    ranked, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.4,
                                   neighbour_gap_seconds=3600)
     assert [c.record.id for c in ranked[:2]] == ["match", "reply"] and info == {"neighbour_pairs": 1}
     assert ranked[0].score == pytest.approx(1 + 0.4 * 0.5) and ranked[1].score == pytest.approx(0.5 + 0.4)
-    dated, info = timeline.apply(pool(), "what happened in January 2023?", date_weight=0.3, neighbour_weight=0.0,
+    dated, info = timeline.apply(pool(), Query("what happened in January 2023?"), date_weight=0.3, neighbour_weight=0.0,
                                  neighbour_gap_seconds=3600)
     assert [c.record.id for c in dated[:2]] == ["match", "isolated"] and info == {"date_windows": 1, "in_window": 1}
-    unchanged, info = timeline.apply(pool(), "where will it be?", date_weight=0.3, neighbour_weight=0.0,
+    unchanged, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.0,
                                      neighbour_gap_seconds=3600)
     assert [c.record.id for c in unchanged] == [c.record.id for c in pool()] and info == {}
 
@@ -218,7 +221,7 @@ def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
     assert keyword["ran"] is True and keyword["timeline"]["ran"] is False and untimed["metadata"]["fallback_used"]
     assert "timeline: RuntimeError" in untimed["metadata"]["original_error"]
 
-    monkeypatch.setattr(type(hybrid._rerank_model()), "scores", broken)
+    monkeypatch.setattr(type(hybrid.searcher.reranker()), "scores", broken)
     reranked = hybrid.search("beach walks", user_id="u", limit=3, rerank=True)
     assert reranked["metadata"]["stages"]["rerank"]["ran"] is False and reranked["results"]
 
@@ -238,10 +241,10 @@ def test_judge_rules():
         return Candidate(MemoryRecord(id=text, text=text, hash="", created_at="", updated_at=""), cos, score=cos)
 
     clear = [cand("sister lives in Toronto", 0.6), cand("unrelated", 0.05)]
-    assert [c.record.text for c in judge.offline_filter("where does my sister live", clear)] == ["sister lives in Toronto"]
+    assert [c.record.text for c in judge.offline_filter(Query("where does my sister live"), clear)] == ["sister lives in Toronto"]
     assert judge._never_empty("where does my sister live", clear, []) == clear[:1]
     vague = [cand("unrelated", 0.1)]
-    assert judge.offline_filter("where does my sister live", vague) == []
+    assert judge.offline_filter(Query("where does my sister live"), vague) == []
 
 
 def test_flags_are_validated_and_config_defaults_apply(hybrid, tmp_path, embedder):
@@ -261,7 +264,7 @@ def test_rerankers_are_chosen_by_config(tmp_path, embedder):
         m.add("x", user_id="u", infer=False)
         result = m.search("x", user_id="u", rerank=True)  # a misconfigured reranker degrades the search ...
         assert "is not a directory" in result["metadata"]["original_error"]
-    with pytest.raises(ConfigError, match="unknown; known: maxsim"):
+    with pytest.raises(ConfigError, match="unknown; known providers: maxsim, cross_encoder, llm"):
         from memlane.config import load
         from memlane.retrieval.rerank import create_reranker
 

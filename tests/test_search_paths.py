@@ -1,6 +1,6 @@
 """The two search paths of the SQLite store agree, and the wide one finds rare matches."""
 
-from memlane.memory import NewMemory
+from memlane.models import NewMemory
 
 
 def test_broad_search_widens_until_the_filter_is_satisfied(memory):
@@ -11,12 +11,12 @@ def test_broad_search_widens_until_the_filter_is_satisfied(memory):
     assert [r["memory"] for r in results] == ["Quarterly tax filing deadline"]
 
 
-def test_scoped_and_broad_paths_rank_identically(memory):
+def test_scoped_and_broad_paths_rank_identically(model_memory):
     texts = ["I play tennis on Sundays", "My sister lives in Rome", "I am allergic to cats",
              "Pasta is my comfort food", "I work night shifts"]
-    memory.add(texts, user_id="only", infer=False)
-    scoped = memory.search("what sport do I do?", user_id="only")["results"]
-    broad = memory.search("what sport do I do?", filters={"user_id": "*"})["results"]
+    model_memory.add(texts, user_id="only", infer=False)
+    scoped = model_memory.search("what sport do I do?", user_id="only")["results"]
+    broad = model_memory.search("what sport do I do?", filters={"user_id": "*"})["results"]
     assert [(r["id"], round(r["score"], 6)) for r in scoped] == [(r["id"], round(r["score"], 6)) for r in broad]
     assert scoped[0]["memory"] == "I play tennis on Sundays"
 

@@ -318,5 +318,5 @@ def test_no_auth_mode_acts_as_admin_of_the_default_tenant(tmp_path, embedder):
         assert added.status_code == 200
         assert client.get("/memories", params={"filters": json.dumps({"user_id": "*"})}).status_code == 200
         assert client.post("/reset").status_code == 200
-    assert (tmp_path / "tenants" / "default.db").exists()
+    assert (tmp_path / "memlane.db").exists()  # the default tenant: the file of the CLI and the SDK
     assert not (tmp_path / "keys.db").exists()

@@ -14,15 +14,23 @@ import numpy as np
 import pytest
 
 from memlane import Memory, MemoryNotFoundError
-from memlane.errors import ScopeError, StoreError
-from memlane.memory import NewMemory
+from memlane.errors import EmbedderMismatchError, ScopeError, StoreError
+from memlane.models import NewMemory
 from memlane.models import MemoryRecord
 from memlane.store import ChangeSet, Delete, Update
 from support.notes import NOTES
 
 
 @pytest.fixture
-def memory(backend, embedder):
+def memory(backend, hashing_embedder):
+    """A fresh store on each backend with the hashing embedder: these tests are about the store."""
+    with Memory(backend(), embedder=hashing_embedder) as m:
+        yield m
+
+
+@pytest.fixture
+def model_memory(backend, embedder):
+    """The same with the real model, for tests of what the model's vectors mean."""
     with Memory(backend(), embedder=embedder) as m:
         yield m
 
@@ -61,10 +69,10 @@ def test_get_all_is_newest_first_with_limit(memory):
     assert texts(memory.get_all(user_id="u", limit=3)) == ["note number 4", "note number 3", "note number 2"]
 
 
-def test_search_scores_are_cosine_similarities(memory, embedder):
-    memory.add(["I play tennis on Sundays", "My sister lives in Rome", "Pasta is my comfort food"],
+def test_search_scores_are_cosine_similarities(model_memory, embedder):
+    model_memory.add(["I play tennis on Sundays", "My sister lives in Rome", "Pasta is my comfort food"],
                user_id="u", infer=False)
-    results = memory.search("what sport do I play?", user_id="u")["results"]
+    results = model_memory.search("what sport do I play?", user_id="u")["results"]
     assert results[0]["memory"] == "I play tennis on Sundays"
     query = embedder.embed(["what sport do I play?"], "query")[0]
     for r in results:
@@ -72,9 +80,9 @@ def test_search_scores_are_cosine_similarities(memory, embedder):
         assert r["score"] == pytest.approx(expected, abs=1e-4)
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     cut = results[1]["score"]
-    assert texts(memory.search("what sport do I play?", user_id="u", threshold=cut)) == texts(
+    assert texts(model_memory.search("what sport do I play?", user_id="u", threshold=cut)) == texts(
         {"results": results[:2]})
-    assert len(memory.search("what sport do I play?", user_id="u", limit=1)["results"]) == 1
+    assert len(model_memory.search("what sport do I play?", user_id="u", limit=1)["results"]) == 1
 
 
 # -- scope rules -----------------------------------------------------------------------------------
@@ -384,3 +392,61 @@ def test_token_vectors_round_trip(backend, embedder):
         assert np.allclose(np.linalg.norm(tokens[mid], axis=1), 1, atol=1e-2)
         m.update(mid, "Completely different words now")
         assert m.store.token_vectors([mid]) == {}
+
+
+# -- provenance and re-embedding -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("inserted, updates, expected", [
+    (["m1", "m1", "m2"], [], ["m1", "m2"]),
+    (["m1"], [["m2", "m2"]], ["m1", "m2"]),
+    (["m1", "m2"], [["m2", "m1", "m3"], ["m3", "m4", "m4"]], ["m1", "m2", "m3", "m4"]),
+    ([], [["m1", "m1"]], ["m1"]),
+])
+def test_source_message_ids_are_kept_once_in_order(memory, inserted, updates, expected):
+    memory.insert([NewMemory(text="I like tea", user_id="u", id="tea", source_message_ids=inserted)])
+    for i, sources in enumerate(updates):
+        memory.store.apply(ChangeSet(updates=[Update(id="tea", updated_at=f"2026-01-0{i + 1}T00:00:00+00:00",
+                                                     source_message_ids=sources)]))
+    assert memory.store.get("tea").source_message_ids == expected
+    assert memory.get("tea")["source_message_ids"] == expected
+
+
+class _Negated:
+    """The real model's vectors negated, under another name: a search only ranks right once every
+    stored vector was replaced by this embedder's (with the old ones, scores flip sign)."""
+
+    def __init__(self, embedder):
+        self.inner, self.name, self.dims = embedder, "test/negated-minilm", embedder.dims
+
+    def embed(self, texts, purpose):
+        return -np.asarray(self.inner.embed(texts, purpose))
+
+
+def test_reembed_swaps_every_vector_and_resumes_after_interruption(backend, embedder):
+    config = backend()
+    facts = [f"fact {i} about green tea" for i in range(20)] + ["I drive a red car"]
+    with Memory(config, embedder=embedder) as m:
+        m.add(facts, user_id="u", infer=False)
+    negated = _Negated(embedder)
+
+    class Interrupted(Exception):
+        pass
+
+    def stop(done, total):
+        raise Interrupted
+
+    with pytest.raises(Interrupted):
+        Memory.reembed(config, embedder=negated, batch_size=8, progress=stop)
+    with pytest.raises(EmbedderMismatchError):  # half done: still bound to the old embedder
+        Memory(config, embedder=negated)
+
+    seen = []
+    with Memory.reembed(config, embedder=negated, batch_size=8, progress=lambda done, total: seen.append(done)) as m:
+        assert seen[0] > 8 and seen[-1] == len(facts)  # the first batch was not embedded again
+        info = m.info()
+        assert (info["embedder"], info["memories"], info["history_events"]) == ("test/negated-minilm", 21, 21)
+        best = m.search("which vehicle do I drive?", user_id="u", limit=1)["results"][0]
+        assert best["memory"] == "I drive a red car" and best["score"] > 0.3
+    with pytest.raises(EmbedderMismatchError):
+        Memory(config, embedder=embedder)

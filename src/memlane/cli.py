@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Optional
 
@@ -43,6 +43,8 @@ def main_options(
     home: Optional[Path] = typer.Option(None, "--home", help=f"store directory (default ${HOME_ENV} or ~/.memlane)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="JSON config file (mem0-style)",
                                           exists=True, dir_okay=False),
+    tenant: Optional[str] = typer.Option(None, "--tenant", help="whose memories: a server tenant (default: default,"
+                                                                " the tenant of a server without keys)"),
     local: bool = typer.Option(False, "--local", help="work on the store here even when a local server is running "
                                                       "(by default add, search, list ... go to it: no model load)"),
     version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
@@ -51,6 +53,7 @@ def main_options(
     if home is not None:
         os.environ[HOME_ENV] = str(home)
     _state["config"] = _json_arg(config.read_text(), "--config") if config is not None else None
+    _state["tenant"] = tenant
     _state["local"] = local
 
 
@@ -272,7 +275,7 @@ def reembed(batch_size: int = typer.Option(256, min=1), as_json: bool = JsonOpt)
     """Re-embed every memory with the configured embedder (after changing models). Resumable."""
     with _progress() as bar:
         task = bar.add_task("re-embedding", total=None)
-        memory = Memory.reembed(_state["config"], batch_size=batch_size,
+        memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     with memory:
         report = {"memories": memory.info()["memories"], "embedder": memory.embeddings.name}
@@ -479,8 +482,13 @@ def serve(
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp.
 
     The first start on a loopback address creates an admin key for tenant 'default' and prints it once."""
-    if postgres:
-        _use_bundled_postgres()
+    # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
+    with _bundled_postgres() if postgres else nullcontext():
+        _serve(host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json)
+
+
+def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int, mcp_user_id: str,
+           threads: Optional[int], log_level: str, as_json: bool) -> None:
     try:
         import uvicorn
 
@@ -721,13 +729,17 @@ def migrate(
         console.print(f"  {table:16}{in_target:>10} of {in_source}{this_run}", highlight=False)
 
 
-def _use_bundled_postgres() -> None:
+@contextmanager
+def _bundled_postgres() -> Iterator[None]:
     from memlane.config import memlane_home
     from memlane.store import DATABASE_URL_ENV
-    from memlane.store.pgserver import bundled_url
+    from memlane.store.pgserver import bundled_postgres
 
-    os.environ[DATABASE_URL_ENV] = bundled_url(memlane_home())  # worker processes inherit it
-    console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False, soft_wrap=True)
+    with bundled_postgres(memlane_home()) as url:
+        os.environ[DATABASE_URL_ENV] = url  # worker processes inherit it
+        console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False,
+                      soft_wrap=True)
+        yield
 
 
 def _store_location(settings: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -16,15 +17,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memlane import render
-from memlane.errors import MemlaneError, ScopeError
+from memlane.errors import InvalidInputError, MemlaneError, ScopeError
 from memlane.memory import Memory
+from memlane.store import DEFAULT_TENANT
 
 app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
                   no_args_is_help=True, add_completion=False)
 console = Console()
 errors = Console(stderr=True)
 
-_state: dict[str, Any] = {"config": None, "local": False}
+_state: dict[str, Any] = {"config": None, "local": False, "tenant": None}
 
 #: the SDK arguments that CLI options stand for, so an error names what the user typed
 FLAGS = {"user_id": "--user", "agent_id": "--agent", "run_id": "--run", "metadata": "--metadata",
@@ -80,17 +82,24 @@ def _json_arg(value: str | None, name: str) -> Any:
 def _memory(*, remote: bool = False) -> Any:
     """The store a command works on. With ``remote=True`` (commands the REST API serves), a running
     local server (``<home>/server.json``) or ``$MEMLANE_URL`` is used instead of loading the model
-    here, unless --local or --config is given."""
+    here, unless --local or --config is given. A local server's token acts for tenant 'default' only:
+    ``--tenant`` naming another tenant works on that tenant's store here."""
+    tenant = _state.get("tenant")
     if remote and not _state["local"] and _state["config"] is None:
         from memlane import local_server
         from memlane.config import memlane_home
 
         address = local_server.find(memlane_home())
-        if address is not None:
+        if address is not None and tenant not in (None, DEFAULT_TENANT) and os.environ.get(local_server.URL_ENV):
+            raise InvalidInputError(
+                f"--tenant {tenant}: ${local_server.URL_ENV} names a server, where the key "
+                f"(${local_server.KEY_ENV}) decides the tenant; drop --tenant to use that server, "
+                "or add --local to work on the tenant's store here", field="tenant")
+        if address is not None and tenant in (None, DEFAULT_TENANT):
             from memlane.remote import RemoteMemory
 
             return RemoteMemory(address)
-    return Memory(_state["config"])
+    return Memory(_state["config"], tenant=tenant)
 
 
 def _print_json(value: Any) -> None:

@@ -39,8 +39,9 @@ MEMORY_COLUMNS = ("id", "memory", "hash", *SCOPE_COLUMNS, "actor_id", "role", "m
 MESSAGE_COLUMNS = ("id", *SCOPE_COLUMNS, "role", "name", "content", "created_at")
 
 #: Operators the AST carries beyond the user-facing ones.
-#: ``exists``: field present; ``json_contains`` / ``json_contained_by``: jsonb ``@>`` / ``<@``.
-INTERNAL_OPS = ("exists", "json_contains", "json_contained_by")
+#: ``exists``: field present; ``json_contains`` / ``json_contained_by``: jsonb ``@>`` / ``<@``;
+#: ``key_text``: ``->>`` text equality (``2024`` equals ``"2024"``).
+INTERNAL_OPS = ("exists", "json_contains", "json_contained_by", "key_text")
 
 
 @dataclass(frozen=True)
@@ -279,8 +280,13 @@ class _Parser:
             value = obj["value"]
             _check_json(value, f"{path}.value")
             field = self.field(key, f"{path}.key", target=target)
-            op = {"key_lookup": "eq", "contains": "json_contains", "contained_by": "json_contained_by"}[lookup]
-            return Compare(field, op, value)
+            if lookup == "key_lookup":  # seed 003: document.metadata->>'key' = 'value'
+                return Compare(field, "key_text", value)
+            # seed 003: document.metadata @> {key: value} / document.metadata <@ {key: value}: the whole
+            # document is compared (for contained_by, every key of the metadata must be in the value)
+            whole = Field(path=(), target=field.target)
+            op = "json_contains" if lookup == "contains" else "json_contained_by"
+            return Compare(whole, op, _nest(field.path, value))
         if has_value:
             raise FilterError(f"{lookup} takes no value", path=f"{path}.value")
         if lookup == "has_key":
@@ -293,6 +299,13 @@ class _Parser:
         if len(checks) == 1:
             return checks[0]
         return And(checks) if lookup == "has_keys" else Or(checks)
+
+
+def _nest(path: tuple[str, ...], value: Any) -> Any:
+    """``("a", "b"), v`` -> ``{"a": {"b": v}}``."""
+    for segment in reversed(path):
+        value = {segment: value}
+    return value
 
 
 def _is_number(value: Any) -> bool:

@@ -76,9 +76,11 @@ class Relation(BaseModel):
         return self.model_dump(exclude={"source_id", "destination_id"}, exclude_none=True)
 
     def to_hit(self, score: float) -> dict[str, Any]:
-        """The shape of a search hit (mem0's ``relations``)."""
+        """The shape of a search hit (seed 000's ``relations``: source, relationship, destination, weight;
+        ``score`` is the same number under memlane's name for every other result)."""
+        score = round(float(score), 6)
         return {"id": self.id, "source": self.source, "relationship": self.relationship,
-                "destination": self.destination, "score": round(float(score), 6)}
+                "destination": self.destination, "weight": score, "score": score}
 
 
 class RelationInvalidation(BaseModel):

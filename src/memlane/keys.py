@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import sqlite3
 import threading
@@ -25,11 +24,11 @@ from typing import Any
 
 from memlane import timeutil
 from memlane.errors import InvalidInputError
+from memlane.validation import tenant_name
 
 KEY_PREFIX = "ml_"
 #: characters of the key kept in clear for listing and lookup ("ml_" + 9 random characters)
 SHOWN_CHARS = 12
-TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -45,13 +44,6 @@ CREATE INDEX IF NOT EXISTS api_keys_prefix ON api_keys(prefix);
 """
 
 
-def tenant_name(value: Any) -> str:
-    """A tenant name: 1-64 letters, digits, ``_`` or ``-`` (it names a file)."""
-    if not isinstance(value, str) or not TENANT_PATTERN.match(value):
-        raise InvalidInputError(
-            f"tenant must be 1-64 characters of letters, digits, '_' or '-', got {value!r}", field="tenant"
-        )
-    return value
 
 
 def digest(key: str) -> str:

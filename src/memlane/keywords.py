@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
+from typing import Any
 
 from memlane.textnorm import CJK, to_simplified
 
@@ -64,13 +65,8 @@ def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str
     return " ".join((analyze(text) if terms is None else terms) + scope)
 
 
-def match_expression(query: str, scope: dict[str, list[str]]) -> str | None:
-    """An FTS5 MATCH expression: any query term, within the scope ids given (AND across keys,
-    OR across the values of one key). None when the query has no searchable term."""
-    terms = list(dict.fromkeys(analyze(query)))
-    if not terms:
-        return None
-    expression = "(" + " OR ".join(f'"{t}"' for t in terms) + ")"
-    for key, values in scope.items():
-        expression += " AND (" + " OR ".join(scope_token(key, v) for v in values) + ")"
-    return expression
+def query_terms(query: Any) -> list[str]:
+    """The distinct terms a keyword search looks for: a ``memlane.query.Query``'s own (analysed once
+    per search), or those of a string."""
+    return list(dict.fromkeys(analyze(query))) if isinstance(query, str) else list(query.terms)
+

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
-
 
 from memlane import config as config_mod
 from memlane import filters as flt
@@ -25,61 +22,14 @@ from memlane.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
 from memlane.ids import new_id
 from memlane.ingest import create_engine, offline_extract
+from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
-from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord
-from memlane.retrieval import fusion, judge, timeline
+from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
-from memlane.retrieval import context_terms
-from memlane.retrieval.candidates import Candidate, Trace
-from memlane.retrieval.rerank import Reranker, create_reranker
+from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
-
-_ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)
-#: the longest context embedded with a memory (the model reads 256 word pieces)
-_CONTEXT_CHARS = 400
-
-
-def _validity(include_invalid: bool, as_of: str | datetime | date | None) -> flt.Node:
-    """Which memories a read sees: active ones, all of them, or those valid at ``as_of``."""
-    if as_of is not None:
-        moment = validation.moment(as_of, "as_of")
-        return flt.conjoin(
-            flt.Compare(flt.Field(column="created_at"), "lte", moment),
-            flt.Or((_ACTIVE, flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
-        )
-    return flt.MATCH_ALL if include_invalid else _ACTIVE
-
-
-def text_hash(text: str) -> str:
-    """mem0's memory hash: MD5 of the text (an identity check, not security)."""
-    return hashlib.md5(text.encode()).hexdigest()
-
-
-@dataclass(slots=True)
-class NewMemory:
-    """A validated memory about to be stored (``Memory.insert``)."""
-
-    text: str
-    user_id: str | None = None
-    agent_id: str | None = None
-    run_id: str | None = None
-    actor_id: str | None = None
-    role: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    id: str | None = None
-    created_at: str | None = None
-    updated_at: str | None = None
-    memory_type: str | None = None
-    source_message_ids: list[str] = field(default_factory=list)
-    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
-    context: str | None = None
-    #: set only when restoring an invalidated memory (import)
-    valid_to: str | None = None
-    invalid_reason: str | None = None
-    superseded_by: str | None = None
-
 
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
@@ -92,15 +42,18 @@ class Memory:
         embedder: Embedder | None = None,
         store: Store | None = None,
         engine: Engine | None = None,
+        tenant: str | None = None,
     ):
+        """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
+        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
         self.engine = engine or create_engine(self.config)
-        self.store = store or create_store(self.config, self.embeddings.dims)
+        self.store = store or create_store(self.config, self.embeddings.dims, tenant)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
-        self._reranker: Reranker | None = None
-        self._judge_llm: Any = None
+        #: the search pipeline (``retrieval/searcher.py``)
+        self.searcher = Searcher(self.config, self.embeddings, self.store)
         #: graph memory (``enable_graph``): entities and relations next to the memories
         self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
                       if self.config.enable_graph else None)
@@ -200,7 +153,7 @@ class Memory:
                 outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)
                 return outcome
             vectors = self.embeddings.documents([f.text for f in facts])
-            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), _ACTIVE)
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE)
             memories, similarity = self.store.similar(vectors, where, self.config.formation.top_k)
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
@@ -230,40 +183,9 @@ class Memory:
         """
         if not drafts and not idempotency_keys and not messages:
             return []
-        texts = [self._embedding_text(d.text, d.metadata, d.context) for d in drafts]
-        tokens: list[Any] = [None] * len(drafts)
-        if self.config.retrieval.store_token_vectors and self.embeddings.has_tokens and drafts:
-            # token vectors describe the memory's own words; with a context prefix that takes a second pass
-            own = [d.text for d in drafts]
-            if own == texts:
-                matrix, tokens = self.embeddings.documents_and_tokens(texts, self.config.retrieval.max_token_vectors)
-            else:
-                matrix = self.embeddings.documents(texts)
-                _, tokens = self.embeddings.documents_and_tokens(own, self.config.retrieval.max_token_vectors)
-        else:
-            matrix = self.embeddings.documents(texts)
-        now = timeutil.now_iso()
-        records = [
-            MemoryRecord(
-                id=d.id or new_id(), text=d.text, hash=text_hash(d.text),
-                created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
-                user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
-                metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
-                valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
-                token_vectors=token_vectors,
-            )
-            for d, vector, token_vectors in zip(drafts, matrix, tokens)
-        ]
+        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
         self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys), messages=list(messages)))
         return records
-
-    def _embedding_text(self, text: str, metadata: Mapping[str, Any], context: str | None) -> str:
-        """What a memory is embedded as: selected metadata values and earlier context, then its text."""
-        prefix = [str(metadata[k]) for k in self.config.retrieval.embed_metadata if metadata.get(k) not in (None, "")]
-        if context and len(context) > _CONTEXT_CHARS:  # keep the memory's own words inside the model's window
-            context = "…" + context[-_CONTEXT_CHARS:]
-        parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
-        return " ".join(parts)
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Replace the text (re-embedding it) and/or the metadata; returns the updated memory."""
@@ -343,9 +265,9 @@ class Memory:
         """Memories in the scope, newest first. Invalidated memories are left out unless
         ``include_invalid``; ``as_of`` shows what was valid (and its text) at that moment."""
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
-                            _validity(include_invalid, as_of))
+                            validity(include_invalid, as_of))
         limit = validation.limit(limit, self.limits)
-        records = self._as_of(self.store.list(where, limit), as_of)
+        records = self.searcher.as_of(self.store.list(where, limit), as_of)
         if self.graph is not None:
             return {"results": [record.to_item() for record in records],
                     "relations": self._relations(user_id, agent_id, run_id, filters, include_invalid, as_of, limit)}
@@ -399,20 +321,18 @@ class Memory:
         query = validation.text(query, "query", self.limits)
         limit = validation.limit(limit, self.limits)
         threshold = validation.threshold(threshold)
-        flags = self._stage_flags(keyword_search, rerank, filter_memories)
+        flags = self.searcher.flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
-                            _validity(include_invalid, as_of))
-        if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
-            self.embeddings.query_tokens(query)  # one model pass gives the query's vector and its tokens
-        vector = self.embeddings.query(query)
+                            validity(include_invalid, as_of))
+        found = self.searcher.query(query, flags)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
-            arguments = (query, vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
+            arguments = (query, found.vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
             lookup = lookup_pool().submit(self._graph_search, *arguments)
-            found = self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+            memories = self.searcher.search(found, where, flags, limit, threshold, as_of)
             # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
             relations = self._graph_search(*arguments) if lookup.cancel() else lookup.result()
-            return {**found, "relations": relations}
-        return self._search_memories(query, vector, where, flags, limit, threshold, as_of)
+            return {**memories, "relations": relations}
+        return self.searcher.search(found, where, flags, limit, threshold, as_of)
 
     def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
                       filters: Mapping[str, Any] | None, include_invalid: bool,
@@ -422,119 +342,14 @@ class Memory:
         moment = validation.moment(as_of, "as_of") if as_of is not None else None
         return self.graph.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
 
-    def _search_memories(self, query: str, vector: Any, where: flt.Node, flags: dict[str, bool], limit: int,
-                         threshold: float | None, as_of: str | datetime | date | None) -> dict[str, Any]:
-        """The memory side of ``search``: the vector search and the optional stages."""
-        settings = self.config.retrieval
-        if not any(flags.values()):
-            hits = self.store.search(vector, where, limit, threshold)
-            records = self._as_of([record for record, _ in hits], as_of)
-            return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
-
-        trace = Trace()
-        pool = max(limit, settings.candidates)
-        with trace.stage("vector"):
-            candidates = [Candidate(r, s, score=s) for r, s in self.store.search(vector, where, pool, None)]
-        if flags["keyword_search"]:
-            with trace.stage("keyword") as stage:
-                hits = self.store.keyword_search(query, vector, where, pool)
-                stage["matches"] = len(hits)
-                candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
-                                         method=settings.fusion, keyword_weight=settings.keyword_weight,
-                                         rrf_k=settings.rrf_k)
-        hybrid = flags["keyword_search"] and trace.stages["keyword"]["ran"]  # else the vector order is the fallback
-        if hybrid and (settings.date_weight or settings.neighbour_weight):
-            with trace.stage("timeline", within="keyword") as stage:
-                candidates, found = timeline.apply(candidates, query, date_weight=settings.date_weight,
-                                                   neighbour_weight=settings.neighbour_weight,
-                                                   neighbour_gap_seconds=settings.neighbour_gap_seconds)
-                stage.update(found)
-        if threshold is not None:
-            candidates = [c for c in candidates if c.cosine >= threshold]
-        if flags["rerank"] and candidates:
-            with trace.stage("rerank") as stage:
-                reranker = self._rerank_model()
-                top, rest = candidates[:settings.rerank_top], candidates[settings.rerank_top:]
-                if reranker.needs_tokens:
-                    self._attach_tokens(top)
-                stage["reranker"], stage["candidates"] = reranker.name, len(top)
-                candidates = fusion.blend(top, reranker.scores(query, top), settings.rerank_weight) + rest
-        candidates = candidates[:limit]
-        if flags["filter_memories"] and candidates:
-            with trace.stage("filter") as stage:
-                before = len(candidates)
-                if self.config.llm is not None:
-                    candidates = judge.llm_filter(self._judge(), query, candidates)
-                else:
-                    candidates = judge.offline_filter(query, candidates)
-                stage["dropped"] = before - len(candidates)
-        records = self._as_of([c.record for c in candidates], as_of)
-        results = []
-        for record, c in zip(records, candidates):
-            item = record.to_item(round(c.score, 6))
-            item["scores"] = c.scores()
-            results.append(item)
-        return {"results": results, "metadata": trace.to_dict()}
-
     def search_is_quick(self, query: str, *, keyword_search: bool | None = None, rerank: bool | None = None,
                         filter_memories: bool | None = None) -> bool:
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        if self.graph is not None or any(self._stage_flags(keyword_search, rerank, filter_memories).values()):
+        if self.graph is not None or any(self.searcher.flags(keyword_search, rerank, filter_memories).values()):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
-
-    def _stage_flags(self, keyword_search: bool | None, rerank: bool | None,
-                     filter_memories: bool | None) -> dict[str, bool]:
-        """The optional search stages asked for: each flag as given, else the ``retrieval`` default."""
-        settings = self.config.retrieval
-        return {name: validation.flag(value, name, getattr(settings, name)) for name, value in
-                (("keyword_search", keyword_search), ("rerank", rerank), ("filter_memories", filter_memories))}
-
-    def _maxsim_wanted(self) -> bool:
-        try:
-            return self._rerank_model().needs_tokens
-        except Exception:  # a broken reranker is reported by its stage, not here
-            return False
-
-    def _rerank_model(self) -> Reranker:
-        if self._reranker is None:
-            self._reranker = create_reranker(self.config, self.embeddings)
-        return self._reranker
-
-    def _judge(self) -> Any:
-        if self._judge_llm is None:
-            from memlane.llms import create_llm
-
-            self._judge_llm = create_llm(self.config.llm)
-        return self._judge_llm
-
-    def _attach_tokens(self, candidates: list[Candidate]) -> None:
-        """Token vectors for late interaction: stored ones, else computed now (and not stored)."""
-        stored = self.store.token_vectors([c.record.id for c in candidates])
-        missing = [c for c in candidates if c.record.id not in stored]
-        if missing:
-            _, computed = self.embeddings.documents_and_tokens([c.record.text for c in missing],
-                                                               self.config.retrieval.max_token_vectors)
-            stored.update((c.record.id, t) for c, t in zip(missing, computed))
-        for c in candidates:
-            c.tokens = stored[c.record.id]
-
-    def _as_of(self, records: list[MemoryRecord], as_of: str | datetime | date | None) -> list[MemoryRecord]:
-        """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""
-        if as_of is None:
-            return records
-        moment = validation.moment(as_of, "as_of")
-        for record in records:
-            if record.updated_at > moment:
-                versions = [e for e in self.store.history(record.id) if e.created_at <= moment and e.new_memory]
-                if versions:
-                    record.text = versions[-1].new_memory
-                    record.hash = text_hash(record.text)
-                if record.valid_to and record.valid_to > moment:
-                    record.valid_to = record.invalid_reason = record.superseded_by = None
-        return records
 
     def get_messages(
         self,
@@ -574,7 +389,8 @@ class Memory:
         (memory words, question words, relationship pronouns, references to earlier turns;
         English and Chinese), weights and threshold in ``config.context``. ``explain=True``
         returns a ``SearchDecision`` with the score of each signal instead of the bool."""
-        turns, system_prompt = self._conversation(conversation, system_prompt)
+        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
+                                                       self.config.context.max_conversation_chars)
         explain = validation.flag(explain, "explain", False)
         decision = agent_context.decide(turns, system_prompt, self.config.context)
         return decision if explain else decision.should_search
@@ -590,42 +406,12 @@ class Memory:
         (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
         with ``user_id=None`` an agent sees its own memories and those of every user recorded with
         it (``retrieval.context.scope_pools``)."""
-        turns, system_prompt = self._conversation(conversation, system_prompt)
+        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
+                                                       self.config.context.max_conversation_chars)
         ids = scope.scope_ids(user_id, agent_id)
         scope.require_ids(ids)
         max_results = validation.limit(max_results, self.limits, "max_results")
-        settings = self.config.context
-        terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
-                                      settings.max_terms)
-        vector = self.embeddings.query(agent_context.semantic_query(turns, settings.recent_turns))
-        keywords = " ".join(t.text for t in terms)
-        pool = max(settings.candidates, max_results)
-        candidates: list[tuple[MemoryRecord, float]] = []
-        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
-            where = flt.conjoin(where, _ACTIVE)
-            candidates.extend(self.store.search(vector, where, pool, None))
-            if keywords:
-                candidates.extend((record, cosine) for record, _, cosine in
-                                  self.store.keyword_search(keywords, vector, where, pool))
-        matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
-                                      min_similarity=settings.min_similarity)
-        return agent_context.group(terms, matches, max_results)
-
-    def _conversation(self, conversation: Any, system_prompt: Any) -> tuple[list[Message], str]:
-        """A validated conversation (text: one user message; or a list of messages) and system prompt."""
-        turns = validation.messages(conversation, self.limits, "conversation")
-        if system_prompt is None:
-            system_prompt = ""
-        if not isinstance(system_prompt, str):
-            raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
-                                    field="system_prompt")
-        size = len(system_prompt) + sum(len(m.content) for m in turns)
-        limit = self.config.context.max_conversation_chars
-        if size > limit:
-            raise InvalidInputError(
-                f"conversation and system_prompt have {size:,} characters; the limit is {limit:,} "
-                "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
-        return turns, system_prompt
+        return self.searcher.context(turns, system_prompt, ids, max_results)
 
     # -- maintenance --------------------------------------------------------
 
@@ -637,12 +423,13 @@ class Memory:
         embedder: Embedder | None = None,
         batch_size: int = 256,
         progress: Callable[[int, int], None] | None = None,
+        tenant: str | None = None,
     ) -> "Memory":
-        """Re-embed every memory of the configured store with the configured embedder
+        """Re-embed every memory of the configured store (of ``tenant``) with the configured embedder
         (after changing models), then return a ready ``Memory``. Safe to interrupt and rerun."""
         settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         embeddings = Embeddings(embedder or create_embedder(settings.embedder), 0)
-        store = create_store(settings, embeddings.dims)
+        store = create_store(settings, embeddings.dims, tenant)
         store.reembed(embeddings.documents, embeddings.name, embeddings.dims, batch_size=batch_size, progress=progress)
         return cls(settings, embedder=embeddings.embedder, store=store)
 
@@ -680,8 +467,9 @@ class AsyncMemory:
         embedder: Embedder | None = None,
         store: Store | None = None,
         memory: Memory | None = None,
+        tenant: str | None = None,
     ):
-        self.sync = memory or Memory(config, embedder=embedder, store=store)
+        self.sync = memory or Memory(config, embedder=embedder, store=store, tenant=tenant)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "AsyncMemory":

@@ -232,8 +232,7 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
     ``source_tenant`` picks the tenant of the source's document tables when it holds several.
     ``index_memory``: PostgreSQL's ``maintenance_work_mem`` for the HNSW build after a bulk load
     (e.g. '4GB'); the build is several times faster when the whole graph fits in it."""
-    from memlane.store import postgres_graph
-    from memlane.store.postgres import PostgresDatabase, copy_history, copy_memories, copy_messages
+    from memlane.store.postgres import PostgresDatabase, PostgresStore, copy_history, copy_memories, copy_messages
 
     if not isinstance(tenant, str) or not 0 < len(tenant) <= 200:
         raise InvalidInputError("--tenant must be a non-empty string of at most 200 characters", field="tenant")
@@ -254,6 +253,11 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
         report = MigrationReport(source=str(path), target=database.location, tenant=tenant,
                                  source_tenant=source.tenant, embedder=source.embedder, dims=source.dims)
         prefix = f"migrate:{source.key}:"
+        target = PostgresStore(database, tenant)
+
+        def graph(cur: Any, _tenant: str, changes: Any) -> None:
+            target.write_graph(cur.connection, changes)
+
         with database.pool.connection() as lock_con:
             # one migration per tenant at a time (a session lock, released when this connection is returned)
             if not lock_con.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"memlane-migrate:{tenant}",)).fetchone()[0]:
@@ -265,7 +269,7 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
                 for table in TABLES:
                     report.copied[table] = _copy_table(database, source, table, tenant, prefix, batch_size, progress,
                                                        copy_memories=copy_memories, copy_history=copy_history,
-                                                       copy_messages=copy_messages, copy_graph=postgres_graph.apply)
+                                                       copy_messages=copy_messages, copy_graph=graph)
                 if index == "build":
                     database.finish_bulk_load(source.dims, maintenance_work_mem=index_memory)
                     report.index = "built after the load"

@@ -7,6 +7,7 @@ and validate it at the boundaries (REST, tests).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
@@ -19,6 +20,35 @@ PROMOTED_KEYS = ("user_id", "agent_id", "run_id", "actor_id", "role")
 #: has ``valid_to``) and provenance (ids of the messages it came from).
 EXTRA_KEYS = ("memory_type", "valid_to", "invalid_reason", "superseded_by", "source_message_ids")
 MEMORY_TYPES = ("fact", "preference", "event", "profile", "procedural")
+
+
+def text_hash(text: str) -> str:
+    """mem0's memory hash: MD5 of the text (an identity check, not security)."""
+    return hashlib.md5(text.encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class NewMemory:
+    """A validated memory about to be stored (``Memory.insert``)."""
+
+    text: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    actor_id: str | None = None
+    role: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    memory_type: str | None = None
+    source_message_ids: list[str] = field(default_factory=list)
+    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
+    context: str | None = None
+    #: set only when restoring an invalidated memory (import)
+    valid_to: str | None = None
+    invalid_reason: str | None = None
+    superseded_by: str | None = None
 
 
 @dataclass(slots=True)

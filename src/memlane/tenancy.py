@@ -1,9 +1,11 @@
 """Tenants of the server: one store per tenant, one shared embedder.
 
 Isolation is structural. A request only ever holds its own tenant's ``Memory``.
-On SQLite that is a file of its own (``<home>/tenants/<tenant>.db``); on PostgreSQL
-(``vector_store.provider: postgres``, or ``$MEMLANE_DATABASE_URL`` when the config
-names no store) it is a store bound to the tenant, whose every statement names the
+Which store is ``create_store``'s (store/__init__.py), as for ``Memory(tenant=...)`` and
+the CLI: on SQLite a file of its own (the default tenant's ``<home>/memlane.db``, the
+file of ``Memory()``, the CLI and ``memlane mcp``; another's ``<home>/tenants/<tenant>.db``);
+on PostgreSQL (``vector_store.provider: postgres``, or ``$MEMLANE_DATABASE_URL`` when the
+config names no store) a store bound to the tenant, whose every statement names the
 tenant column, over one connection pool shared by all tenants. Either way no
 filter, id or bug in a query can reach another tenant's rows. Every tenant's
 ``Memory`` shares one embedder instance, so the model is loaded once per process.
@@ -11,7 +13,6 @@ filter, id or bug in a query can reach another tenant's rows. Every tenant's
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,14 +21,13 @@ from typing import Any
 from memlane import config as config_mod
 from memlane import filters as flt
 from memlane.embeddings import Embedder, create_embedder
-from memlane.errors import ConfigError, FilterError, InvalidInputError
+from memlane.errors import FilterError, InvalidInputError
 from memlane.keys import tenant_name
 from memlane.memory import Memory
-from memlane.store import DATABASE_URL_ENV, PostgresStoreConfig, postgres_settings
+from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_database,
+                           sqlite_path)
 
-POSTGRES_PROVIDERS = ("postgres", "postgresql", "pgvector")
-
-DEFAULT_TENANT = "default"
+__all__ = ["DEFAULT_TENANT", "Tenants", "widens_scope"]
 
 
 def widens_scope(filters: Mapping[str, Any] | None) -> bool:
@@ -61,7 +61,9 @@ class Tenants:
                  embedder: Embedder | None = None):
         self.home = Path(home).expanduser()
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
-        self.postgres = _postgres(self.config)
+        self.postgres = postgres_config(self.config)
+        if self.postgres is not None:
+            self.postgres.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
         self._database = None  # the pool shared by every tenant's PostgreSQL store, opened on first use
         self.embedder = embedder or create_embedder(self.config.embedder)
         self._memories: dict[str, Memory] = {}
@@ -71,48 +73,38 @@ class Tenants:
     def describe(config: config_mod.MemoryConfig | Mapping[str, Any] | None, home: str | Path) -> str:
         """Where a server with this config keeps the tenants' stores (without opening anything)."""
         settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
-        postgres = _postgres(settings)
+        postgres = postgres_config(settings)
         if postgres is None:
-            return f"{Path(home).expanduser() / 'tenants'}/<tenant>.db"
+            default = Tenants.sqlite_file(settings, Path(home).expanduser(), DEFAULT_TENANT)
+            return f"{default} (tenant {DEFAULT_TENANT!r}), {default.parent / 'tenants'}/<tenant>.db"
         from memlane.store.postgres import redact
 
         return f"{redact(postgres.resolved_dsn())} (tenant column)"
+
+    @staticmethod
+    def sqlite_file(config: config_mod.MemoryConfig, home: Path, tenant: str) -> Path:
+        store = config_mod.validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
+        return sqlite_path(store, config.history_db_path, tenant_name(tenant), home)
 
     @property
     def location(self) -> str:
         """Where the tenants' stores are, for people (the DSN without its password)."""
         return self.describe(self.config, self.home)
 
-    def path(self, tenant: str) -> Path:
-        return self.home / "tenants" / f"{tenant_name(tenant)}.db"
-
     def memory(self, tenant: str) -> Memory:
         memory = self._memories.get(tenant)
         if memory is not None:
             return memory
-        path = self.path(tenant)
+        tenant = tenant_name(tenant)
         with self._lock:
             memory = self._memories.get(tenant)
-            if memory is None and self.postgres is not None:
-                memory = Memory(self.config, embedder=self.embedder, store=self._postgres_store(tenant))
-                self._memories[tenant] = memory
             if memory is None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                settings = self.config.model_copy(deep=True)
-                settings.vector_store.config = {**settings.vector_store.config, "path": str(path)}
-                settings.history_db_path = None
-                memory = Memory(settings, embedder=self.embedder)
+                if self.postgres is not None and self._database is None:
+                    self._database = postgres_database(self.postgres)
+                store = create_store(self.config, self.embedder.dims, tenant, home=self.home, database=self._database)
+                memory = Memory(self.config, embedder=self.embedder, store=store)
                 self._memories[tenant] = memory
         return memory
-
-    def _postgres_store(self, tenant: str):
-        from memlane.store.postgres import PostgresDatabase, PostgresStore
-
-        settings = self.postgres
-        if self._database is None:
-            self._database = PostgresDatabase(settings.resolved_dsn(), **settings.database_options())
-        return PostgresStore(self._database, tenant_name(tenant), exact_search_limit=settings.exact_search_limit,
-                             ann_candidates=settings.ann_candidates)
 
     def open_tenants(self) -> list[str]:
         return sorted(self._memories)
@@ -125,20 +117,3 @@ class Tenants:
             if self._database is not None:
                 self._database.close()
                 self._database = None
-
-
-def _postgres(config: config_mod.MemoryConfig) -> PostgresStoreConfig | None:
-    """The PostgreSQL settings the tenants' stores use, or None for one SQLite file per tenant."""
-    spec = config.vector_store
-    if spec.provider in POSTGRES_PROVIDERS:
-        settings = postgres_settings(spec.config)
-        settings.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
-        return settings
-    if "vector_store" not in config.model_fields_set and os.environ.get(DATABASE_URL_ENV):
-        return postgres_settings({})
-    if spec.provider != "sqlite":
-        raise ConfigError(
-            f"the server keeps one store per tenant; vector_store.provider {spec.provider!r} "
-            "is not supported for that (use 'sqlite' or 'postgres')"
-        )
-    return None

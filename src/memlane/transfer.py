@@ -33,8 +33,8 @@ from memlane import scope, timeutil, validation
 from memlane.errors import InvalidInputError
 from memlane.filters import Node
 from memlane.ids import new_id
-from memlane.memory import Memory, NewMemory
-from memlane.models import MEMORY_TYPES, Message, MessageRecord
+from memlane.memory import Memory
+from memlane.models import MEMORY_TYPES, Message, MessageRecord, NewMemory
 from memlane.store import ChangeSet
 
 _SCOPE = ("user_id", "agent_id", "run_id")

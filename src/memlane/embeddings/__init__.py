@@ -1,4 +1,7 @@
-"""Embedding providers, chosen by config name. Adding one means adding a row to ``PROVIDERS``."""
+"""Embedding providers, chosen by ``embedder.provider`` from the ``EMBEDDERS`` registry.
+
+A factory takes the ``ProviderSpec`` and returns an ``Embedder``; a new provider registers one
+(``EMBEDDERS.register``, or an entry point in the group ``memlane.embedders``)."""
 
 from __future__ import annotations
 
@@ -7,39 +10,36 @@ from collections.abc import Callable
 from memlane.config import ProviderSpec, validate
 from memlane.embeddings.base import Embedder, unit_rows
 from memlane.embeddings.cache import Embeddings
-from memlane.errors import ConfigError
+from memlane.openai_endpoint import register_servers
+from memlane.registry import Registry
 
-__all__ = ["Embedder", "Embeddings", "create_embedder", "unit_rows", "PROVIDERS"]
+__all__ = ["Embedder", "Embeddings", "create_embedder", "unit_rows", "EMBEDDERS"]
+
+EMBEDDERS: Registry[Callable[[ProviderSpec], Embedder]] = Registry("embedders", "embedder.provider")
 
 
+@EMBEDDERS.register("local", aliases=("huggingface", "sentence_transformers"))  # mem0's names for local models
 def _local(spec: ProviderSpec) -> Embedder:
     from memlane.embeddings.local import LocalEmbedder, LocalEmbedderConfig
 
     return LocalEmbedder.from_config(validate(LocalEmbedderConfig, spec.config, "embedder.config"))
 
 
-def _openai_compatible(server: str) -> Callable[[ProviderSpec], Embedder]:
-    def create(spec: ProviderSpec) -> Embedder:
-        from memlane.embeddings.openai import OpenAIEmbedder, OpenAIEmbedderConfig
+def _openai_compatible(spec: ProviderSpec, *, server: str) -> Embedder:
+    from memlane.embeddings.openai import OpenAIEmbedder, OpenAIEmbedderConfig
 
-        return OpenAIEmbedder(validate(OpenAIEmbedderConfig, spec.config, "embedder.config"), server=server)
-
-    return create
+    return OpenAIEmbedder(validate(OpenAIEmbedderConfig, spec.config, "embedder.config"), server=server)
 
 
-PROVIDERS: dict[str, Callable[[ProviderSpec], Embedder]] = {
-    "local": _local,
-    "huggingface": _local,  # mem0's name for local sentence-transformers models
-    "sentence_transformers": _local,
-    "openai": _openai_compatible("openai"),
-    "ollama": _openai_compatible("ollama"),
-    "lmstudio": _openai_compatible("lmstudio"),
-    "vllm": _openai_compatible("vllm"),
-}
+register_servers(EMBEDDERS, _openai_compatible)  # openai, ollama, lmstudio, vllm
+
+
+@EMBEDDERS.register("hashing")
+def _hashing(spec: ProviderSpec) -> Embedder:
+    from memlane.embeddings.hashing import HashingEmbedder, HashingEmbedderConfig
+
+    return HashingEmbedder.from_config(validate(HashingEmbedderConfig, spec.config, "embedder.config"))
 
 
 def create_embedder(spec: ProviderSpec) -> Embedder:
-    factory = PROVIDERS.get(spec.provider)
-    if factory is None:
-        raise ConfigError(f"embedder.provider {spec.provider!r} is unknown; known providers: {', '.join(PROVIDERS)}")
-    return factory(spec)
+    return EMBEDDERS.get(spec.provider)(spec)

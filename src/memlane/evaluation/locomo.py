@@ -22,7 +22,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from memlane.memory import Memory, NewMemory
+from memlane.memory import Memory
+from memlane.models import NewMemory
 
 MODES = {
     "vector": {},

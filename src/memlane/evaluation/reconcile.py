@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memlane.memory import Memory, NewMemory
+from memlane.memory import Memory
+from memlane.models import NewMemory
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 An entity matches when the query names it (its normalised name occurs in the
 normalised query: score 1), when it is the user and the query speaks in the first
-person ("what do I like", "我住在哪"), or when its name vector is close to the
+person or of the user ("what do I like", "我住在哪", "用户住在哪里"), or when its name vector is close to the
 query's (cosine >= ``entity_threshold``). A relation touching a matched entity
 scores 0.5 x its best entity's match + 0.3 x the cosine of query and relation
 text ("alice likes pizza") + 0.2 when the query uses a word of its relationship
@@ -21,7 +21,8 @@ import numpy as np
 from memlane.graph.resolve import normalize
 from memlane.graph_models import Entity, Relation
 
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself)\b|我", re.IGNORECASE)
+#: the query asks about the user: first person, or "the user" / 用户 as agents phrase it
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|user|user's)\b|我|用户|用戶|使用者", re.IGNORECASE)
 
 #: words of a query that name a relationship (English stems, Chinese words)
 CUES: dict[str, tuple[str, ...]] = {

@@ -173,9 +173,16 @@ def _conjugate_after_i(text: str, subject: str) -> str:
     return "".join(tokens)
 
 
+#: adverbs that open a sentence before "I" and sit just as well after the subject: "Now I especially
+#: like X" -> "User now especially likes X" (not "Now User …")
+_FRONT_ADVERB = re.compile(r"^(?P<adverb>now|currently|still|also|really|usually|often|always|sometimes|rarely|never"
+                           r"|recently|mostly|generally|actually|definitely|honestly|nowadays)\s*,?\s+I\b",
+                           re.IGNORECASE)
+
+
 def third_person(sentence: str, subject: str) -> str:
     """Rewrite a first-person statement into the third person, word for word."""
-    text = sentence
+    text = _FRONT_ADVERB.sub(lambda m: f"I {m['adverb'].lower()}", sentence)
     for pattern, replacement in _CONTRACTIONS:
         text = re.sub(pattern, replacement.format(S=subject), text)
     text = _conjugate_after_i(text, subject)

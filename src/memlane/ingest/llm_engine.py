@@ -23,10 +23,20 @@ EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 _FORGET_PREFIXES = ("forget:", "forget：", "忘记：", "忘记:", "删除：", "删除:")
 
 
+def _decoded(value: Any) -> Any:
+    """A list or object the model sent as a JSON string (``{"facts": "[\\"…\\"]"}``) is that list or object."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def normalize_facts(value: Any) -> list[tuple[str, str | None]]:
     """``{"facts": [...]}`` (or a bare list) → [(text, type or None)]; objects give their 'fact'/'text'."""
     if isinstance(value, dict):
-        value = value.get("facts")
+        value = _decoded(value.get("facts"))
     if not isinstance(value, list):
         raise LLMOutputError("expected {\"facts\": [...]}")
     facts = []
@@ -40,15 +50,28 @@ def normalize_facts(value: Any) -> list[tuple[str, str | None]]:
     return facts
 
 
-def normalize_updates(value: Any) -> list[dict[str, str]]:
-    """``{"memory": [...]}`` (or a bare list) → entries with string id, upper-case event, text.
+_DECISION_KEYS = ("memory", "memories", "actions")  # mem0's answer, its plural, seed 002's
 
-    Entries without a known event are skipped (the memory stays unchanged), not fatal.
+
+def normalize_updates(value: Any) -> list[dict[str, str]]:
+    """``{"memory": [...]}`` (mem0), ``{"actions": [...]}`` (seed 002), a bare list, or one decision
+    object (``{"event": "UPDATE", "id": …}``, as the seed's worked example answers) → entries with
+    string id, upper-case event, text.
+
+    Entries without a known event are skipped (the memory stays unchanged), not fatal. An answer
+    holding two of the lists that disagree is not guessed at.
     """
     if isinstance(value, dict):
-        value = value.get("memory", value.get("memories"))
+        if "event" in value and not any(key in value for key in _DECISION_KEYS):
+            value = [value]
+        else:
+            lists = [_decoded(value[key]) for key in _DECISION_KEYS if key in value]
+            if len(lists) > 1 and any(other != lists[0] for other in lists[1:]):
+                raise LLMOutputError("the answer holds both " + " and ".join(
+                    f'"{key}"' for key in _DECISION_KEYS if key in value) + " with different decisions")
+            value = lists[0] if lists else None
     if not isinstance(value, list):
-        raise LLMOutputError("expected {\"memory\": [...]}")
+        raise LLMOutputError('expected {"memory": [...]} or {"actions": [...]}')
     entries = []
     for item in value:
         if not isinstance(item, dict):

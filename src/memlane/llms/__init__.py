@@ -1,20 +1,29 @@
-"""Chat-model providers, chosen by ``llm.provider``."""
+"""Chat-model providers, chosen by ``llm.provider`` from the ``LLMS`` registry (a factory takes the
+``ProviderSpec``; a new provider registers one, or an entry point in the group ``memlane.llms``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memlane.config import ProviderSpec, validate
-from memlane.errors import ConfigError
 from memlane.llms.base import LLM, LLMError
+from memlane.openai_endpoint import register_servers
+from memlane.registry import Registry
 
-__all__ = ["LLM", "LLMError", "create_llm", "PROVIDERS"]
+__all__ = ["LLM", "LLMError", "create_llm", "LLMS"]
 
-PROVIDERS = ("openai", "ollama", "lmstudio", "vllm")
+LLMS: Registry[Callable[[ProviderSpec], LLM]] = Registry(
+    "llms", "llm.provider", hint="any OpenAI-compatible endpoint works as 'openai' with base_url")
+
+
+def _openai_compatible(spec: ProviderSpec, *, server: str) -> LLM:
+    from memlane.llms.openai import OpenAILLM, OpenAILLMConfig
+
+    return OpenAILLM(validate(OpenAILLMConfig, spec.config, "llm.config"), server=server)
+
+
+register_servers(LLMS, _openai_compatible)  # openai, ollama, lmstudio, vllm
 
 
 def create_llm(spec: ProviderSpec) -> LLM:
-    if spec.provider not in PROVIDERS:
-        raise ConfigError(f"llm.provider {spec.provider!r} is unknown; known providers: {', '.join(PROVIDERS)} "
-                          "(any OpenAI-compatible endpoint works as 'openai' with base_url)")
-    from memlane.llms.openai import OpenAILLM, OpenAILLMConfig
-
-    return OpenAILLM(validate(OpenAILLMConfig, spec.config, "llm.config"), server=spec.provider)
+    return LLMS.get(spec.provider)(spec)

@@ -1,72 +1,41 @@
 """Any OpenAI-compatible chat endpoint through the official ``openai`` SDK.
 
-Timeouts and retries with exponential backoff on 429 / 5xx / connection errors
-are the SDK's own (``max_retries``, honouring ``Retry-After``). JSON mode
+``timeout`` is one deadline for a whole chat call, retries included: after a
+timeout, a dropped connection, 429 or 5xx the call is retried (``max_retries``,
+exponential backoff, honouring ``Retry-After``) only within what is left of it
+(``memlane.deadline``), so a hung endpoint holds ``add`` for at most
+``timeout`` seconds per call. JSON mode
 (``response_format={"type": "json_object"}``) is used until the endpoint
 rejects it once; then this client stops asking for it.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from typing import Any, Optional
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import Field
 
-from memlane.errors import ConfigError
+from memlane.deadline import DeadlineExceeded, call_within
 from memlane.llms.base import LLMError
-
-SERVERS = {
-    "openai": (None, "openai_base_url"),
-    "ollama": ("http://localhost:11434/v1", "ollama_base_url"),
-    "lmstudio": ("http://localhost:1234/v1", "lmstudio_base_url"),
-    "vllm": ("http://localhost:8000/v1", "vllm_base_url"),
-}
+from memlane.openai_endpoint import EndpointConfig, client, retry_after
 
 
-class OpenAILLMConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
-
+class OpenAILLMConfig(EndpointConfig):
     model: str = "gpt-4o-mini"
-    api_key: Optional[SecretStr] = None
-    base_url: Optional[str] = None
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(2000, ge=1)
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(30.0, gt=0, description="seconds for one chat call, retries included")
     max_retries: int = Field(3, ge=0)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _mem0_aliases(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = dict(data)
-            for _, alias in SERVERS.values():
-                if alias in data:
-                    if data.get("base_url") not in (None, data[alias]):
-                        raise ValueError(f"give either base_url or {alias}, not both")
-                    data["base_url"] = data.pop(alias)
-        return data
 
 
 class OpenAILLM:
     def __init__(self, config: OpenAILLMConfig, *, server: str = "openai"):
-        default_url, _ = SERVERS[server]
-        use_env = server == "openai"  # OPENAI_* describe OpenAI, not a local server
-        base_url = config.base_url or (os.environ.get("OPENAI_BASE_URL") if use_env else None) or default_url
-        if base_url and server == "ollama" and not base_url.rstrip("/").endswith("/v1"):
-            base_url = base_url.rstrip("/") + "/v1"
-        api_key = config.api_key.get_secret_value() if config.api_key else (os.environ.get("OPENAI_API_KEY") if use_env else None)
-        if not api_key:
-            if base_url is None:
-                raise ConfigError("the openai llm needs an API key: set llm.config.api_key or OPENAI_API_KEY, "
-                                  "or point llm.config.base_url at a local OpenAI-compatible server")
-            api_key = "unused"
+        # retries are memlane's (call_within), so that they stay inside the call's deadline
+        self.client = client(config, server, "llm.config", sdk_retries=False)
         import openai
 
         self._openai = openai
-        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
-                                    max_retries=config.max_retries)
         self.config = config
         self.name = f"{server}/{config.model}"
         self.calls = 0
@@ -89,12 +58,20 @@ class OpenAILLM:
         return content or ""
 
     def _create(self, messages: list[dict[str, str]], extra: dict[str, Any]) -> Any:
-        try:
-            response = self.client.chat.completions.create(
+        def attempt(time_left: float) -> Any:
+            return self.client.chat.completions.create(
                 model=self.config.model, messages=messages, temperature=self.config.temperature,
-                max_tokens=self.config.max_tokens, **extra)
+                max_tokens=self.config.max_tokens, timeout=time_left, **extra)
+
+        try:
+            response = call_within(attempt, seconds=self.config.timeout, retries=self.config.max_retries,
+                                   retry_after=retry_after)
         except self._openai.BadRequestError:
             raise
+        except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
+            raise LLMError(f"chat request to {self.client.base_url} timed out: no answer within "
+                           f"{self.config.timeout:g} s (llm.config.timeout, the deadline for one call, "
+                           "retries included)") from exc
         except self._openai.OpenAIError as exc:
             raise LLMError(f"chat request to {self.client.base_url} failed: {exc}") from exc
         except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer

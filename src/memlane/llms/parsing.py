@@ -3,8 +3,11 @@
 Model output is untrusted input. This module finds the answer and repairs only
 syntax: reasoning blocks (``<think>…</think>``), code fences, prose around the
 JSON, trailing commas, single quotes and Python literals (``True``, ``None``),
-``\\uXXXX`` escapes. It never invents content: output cut off mid-value, an
-unclosed reasoning block, a refusal or a bare ``null`` is a ``LLMOutputError``.
+``\\uXXXX`` escapes, and a whole answer sent as a JSON string whose content is
+JSON. It never invents content and never guesses: output cut off mid-value, an
+unclosed reasoning block, a refusal, a bare ``null``, or an answer holding two
+different JSON values (or one object naming a key twice with different values)
+is a ``LLMOutputError``.
 """
 
 from __future__ import annotations
@@ -40,17 +43,40 @@ def parse_json_answer(raw: str | None) -> Any:
         text = text[:opened.start()]  # reasoning that never closed: only what came before it counts
         if not text.strip():
             raise LLMOutputError("the model's reasoning block was never closed and no answer followed")
+    inner = _json_string_content(text)
+    if inner is not None:  # the whole answer was sent as a JSON string: its content is the answer
+        return parse_json_answer(inner)
     fences = _FENCE.findall(text)
     if fences:
         regions = fences
     else:
         unclosed = _OPEN_FENCE.search(text)
         regions = [text[unclosed.end():]] if unclosed else [text]
-    for region in reversed(regions):  # the final answer comes last
-        value = _last_json_value(region)
-        if value is not None:
-            return value
+    values: list[Any] = []
+    for region in regions:
+        for value in _json_values(region):
+            if value not in values:
+                values.append(value)
+    if len(values) > 1:
+        raise LLMOutputError(f"the model's answer holds {len(values)} different JSON values; "
+                             f"not guessing which one is meant: {_preview(raw)}")
+    if values:
+        return values[0]
     raise LLMOutputError(f"no complete JSON object or array in the model's answer: {_preview(raw)}")
+
+
+def _json_string_content(text: str) -> str | None:
+    """The content of an answer that is one JSON string literal holding JSON (``"{\\"facts\\": …}"``)."""
+    stripped = text.strip()
+    if not (len(stripped) > 1 and stripped[0] == '"' and stripped[-1] == '"'):
+        return None
+    try:
+        content = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(content, str) and content.strip()[:1] in ("{", "[", '"'):
+        return content
+    return None
 
 
 def _preview(raw: str) -> str:
@@ -58,9 +84,9 @@ def _preview(raw: str) -> str:
     return repr(flat[:120] + ("…" if len(flat) > 120 else ""))
 
 
-def _last_json_value(text: str) -> Any:
-    """The last balanced ``{…}`` or ``[…]`` in ``text`` that parses (after repair) to an object or array."""
-    found = None
+def _json_values(text: str) -> list[Any]:
+    """Every top-level balanced ``{…}`` or ``[…]`` in ``text`` that parses (after repair) to an object or array."""
+    found = []
     pos = 0
     while pos < len(text):
         starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
@@ -72,7 +98,7 @@ def _last_json_value(text: str) -> Any:
             break
         value = _repair_and_load(text[start:end])
         if isinstance(value, (dict, list)):
-            found = value
+            found.append(value)
             pos = end
         else:
             pos = start + 1
@@ -108,10 +134,21 @@ def _balanced_end(text: str, start: int) -> int | None:
     return None
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object that names a key twice must give it one value; two different values are two answers."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj and obj[key] != value:
+            raise LLMOutputError(f"the model's answer gives the key {key!r} two different values; "
+                                 "not guessing which one is meant")
+        obj[key] = value
+    return obj
+
+
 def _repair_and_load(segment: str) -> Any:
     for attempt in (segment, _drop_trailing_commas(segment)):
         try:
-            return json.loads(attempt)
+            return json.loads(attempt, object_pairs_hook=_unique_keys)
         except ValueError:
             pass
     try:  # single quotes and Python literals: read it as a Python literal

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from memlane.logcontext import one_line, request_id
 from memlane.models import MemoryRecord
 
 log = logging.getLogger("memlane.retrieval")
@@ -61,7 +62,10 @@ class Trace:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             self.fallback_used = True
             self.original_error = self.original_error or f"{name}: {entry['error']}"
-            log.warning("search stage %s failed; continuing without it", name, exc_info=True)
+            # one line per degraded stage (a search runs often; a traceback per search floods the log)
+            log.warning("search stage %s degraded (request %s): %s; continuing without it",
+                        name, request_id.get(), one_line(exc))
+            log.debug("search stage %s traceback (request %s)", name, request_id.get(), exc_info=True)
         finally:
             entry["ms"] = round((time.perf_counter() - started) * 1000, 3)
             if parent is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlane import keywords
+from memlane.query import Query
 from memlane.retrieval.candidates import Candidate
 
 MIN_COSINE = 0.25
@@ -20,18 +21,17 @@ MIN_COVERAGE = 0.5
 CLEAR_COSINE = 0.35
 
 
-def _coverage(query_terms: set[str], text: str) -> float:
-    return len(query_terms & set(keywords.analyze(text))) / len(query_terms) if query_terms else 0.0
+def _coverage(query: Query, text: str) -> float:
+    """The share of the query's keyword terms the text contains."""
+    return len(set(query.terms) & set(keywords.analyze(text))) / len(query.terms) if query.terms else 0.0
 
 
-def clearly_relevant(query: str, candidate: Candidate) -> bool:
-    terms = set(keywords.analyze(query))
-    return candidate.cosine >= CLEAR_COSINE or _coverage(terms, candidate.record.text) >= MIN_COVERAGE
+def clearly_relevant(query: Query, candidate: Candidate) -> bool:
+    return candidate.cosine >= CLEAR_COSINE or _coverage(query, candidate.record.text) >= MIN_COVERAGE
 
 
-def offline_filter(query: str, candidates: list[Candidate]) -> list[Candidate]:
-    terms = set(keywords.analyze(query))
-    kept = [c for c in candidates if c.cosine >= MIN_COSINE or _coverage(terms, c.record.text) >= MIN_COVERAGE]
+def offline_filter(query: Query, candidates: list[Candidate]) -> list[Candidate]:
+    kept = [c for c in candidates if c.cosine >= MIN_COSINE or _coverage(query, c.record.text) >= MIN_COVERAGE]
     return _never_empty(query, candidates, kept)
 
 
@@ -43,13 +43,13 @@ Memories:
 Answer with only a JSON object: {{"relevant": [<numbers of the helpful memories>]}}"""
 
 
-def llm_filter(llm: Any, query: str, candidates: list[Candidate]) -> list[Candidate]:
+def llm_filter(llm: Any, query: Query, candidates: list[Candidate]) -> list[Candidate]:
     from memlane.llms.parsing import parse_json_answer
 
     if not candidates:
         return candidates
     listing = "\n".join(f"{n}. {c.record.text}" for n, c in enumerate(candidates))
-    answer = parse_json_answer(llm.chat([{"role": "user", "content": JUDGE_PROMPT.format(query=query, memories=listing)}]))
+    answer = parse_json_answer(llm.chat([{"role": "user", "content": JUDGE_PROMPT.format(query=query.text, memories=listing)}]))
     chosen = answer.get("relevant") if isinstance(answer, dict) else answer
     if not isinstance(chosen, list):
         raise ValueError("the judge gave no list of relevant memories")
@@ -57,7 +57,7 @@ def llm_filter(llm: Any, query: str, candidates: list[Candidate]) -> list[Candid
     return _never_empty(query, candidates, [c for n, c in enumerate(candidates) if n in wanted])
 
 
-def _never_empty(query: str, candidates: list[Candidate], kept: list[Candidate]) -> list[Candidate]:
+def _never_empty(query: Query, candidates: list[Candidate], kept: list[Candidate]) -> list[Candidate]:
     if not kept and candidates and clearly_relevant(query, candidates[0]):
         return candidates[:1]
     return kept

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.config import MemoryConfig, ProviderSpec, validate
 from memlane.errors import ConfigError
+from memlane.registry import Registry
 from memlane.retrieval.candidates import Candidate
 from memlane.vectors import maxsim
 
@@ -107,18 +109,32 @@ class LLMReranker:
                          for v in values])
 
 
-def create_reranker(config: MemoryConfig, embeddings: Any) -> Reranker:
-    spec: ProviderSpec = config.retrieval.reranker
-    if spec.provider == "maxsim":
-        return MaxSimReranker(embeddings)
-    if spec.provider == "cross_encoder":
-        return CrossEncoderReranker(validate(CrossEncoderConfig, spec.config, "retrieval.reranker.config"))
-    if spec.provider == "llm":
-        from memlane.llms import create_llm
+#: reranker factories by ``retrieval.reranker.provider``: (its spec, the whole config, the facade's embeddings)
+RERANKERS: Registry[Callable[[ProviderSpec, MemoryConfig, Any], Reranker]] = Registry(
+    "rerankers", "retrieval.reranker.provider")
 
-        llm_spec = ProviderSpec(**spec.config) if spec.config else config.llm
-        if llm_spec is None:
-            raise ConfigError("the llm reranker needs an llm: configure `llm`, or give provider and config in "
-                              "retrieval.reranker.config")
-        return LLMReranker(create_llm(llm_spec))
-    raise ConfigError(f"retrieval.reranker.provider {spec.provider!r} is unknown; known: maxsim, cross_encoder, llm")
+
+@RERANKERS.register("maxsim")
+def _maxsim(spec: ProviderSpec, config: MemoryConfig, embeddings: Any) -> Reranker:
+    return MaxSimReranker(embeddings)
+
+
+@RERANKERS.register("cross_encoder")
+def _cross_encoder(spec: ProviderSpec, config: MemoryConfig, embeddings: Any) -> Reranker:
+    return CrossEncoderReranker(validate(CrossEncoderConfig, spec.config, "retrieval.reranker.config"))
+
+
+@RERANKERS.register("llm")
+def _llm(spec: ProviderSpec, config: MemoryConfig, embeddings: Any) -> Reranker:
+    from memlane.llms import create_llm
+
+    llm_spec = ProviderSpec(**spec.config) if spec.config else config.llm
+    if llm_spec is None:
+        raise ConfigError("the llm reranker needs an llm: configure `llm`, or give provider and config in "
+                          "retrieval.reranker.config")
+    return LLMReranker(create_llm(llm_spec))
+
+
+def create_reranker(config: MemoryConfig, embeddings: Any) -> Reranker:
+    spec = config.retrieval.reranker
+    return RERANKERS.get(spec.provider)(spec, config, embeddings)

@@ -6,7 +6,8 @@
 Layout of ``settings.home``::
 
     keys.db               API keys (hashed)
-    tenants/<name>.db     one store per tenant
+    memlane.db            tenant "default" (the store of Memory(), the CLI and memlane mcp too)
+    tenants/<name>.db     every other tenant (store/__init__.py: create_store)
 
 Every route calls one ``Memory`` method of the request's tenant; the MCP
 streamable-HTTP endpoint is mounted at ``/mcp`` behind the same API keys.
@@ -186,7 +187,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
 
     # Swagger UI and ReDoc from fastapi-offline's packaged copies (no CDN): /docs works offline
     app = FastAPIOffline(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                         redirect_slashes=False, static_url=DOCS_ASSETS)
+                         redirect_slashes=False, static_url=DOCS_ASSETS, responses=errors.RESPONSES)
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys

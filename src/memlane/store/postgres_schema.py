@@ -122,9 +122,9 @@ MIGRATIONS: list[list[str]] = [
             vector vector NOT NULL,
             PRIMARY KEY (tenant, memory_id)
         )""",
-        # JSON containment with the semantics of memlane.jsonmatch.json_contains (the filter
-        # language's definition, which SQLite evaluates in Python). jsonb's own @> differs in
-        # nested arrays ('[[1,2]]' @> '[1]' is false there), so filters cannot use it alone.
+        # JSON containment as memlane defined it before the filters took jsonb's own @> / <@
+        # (seed 003, literally; memlane.jsonmatch follows @>). No compiled filter calls it any more;
+        # it stays so that schemas created at this version keep their history of migrations.
         """CREATE FUNCTION memlane_json_contains(a jsonb, b jsonb) RETURNS boolean
             LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
         DECLARE

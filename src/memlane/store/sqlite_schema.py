@@ -102,7 +102,7 @@ MIGRATIONS: list[list[str]] = [
         "DROP TRIGGER memories_fts_insert",
     ],
     # 5: a log of vector changes and deletions, so the in-memory matrix of unscoped searches
-    # (store/sqlite.py, _VectorMatrix) catches up with other connections' writes instead of
+    # (store/sqlite_matrix.py, VectorMatrix) catches up with other connections' writes instead of
     # re-reading every vector; inserts need no entry (rowids only grow). The store prunes it.
     [
         "CREATE TABLE memory_changes (seq INTEGER PRIMARY KEY, memory_rowid INTEGER NOT NULL)",

@@ -1,0 +1,193 @@
+"""The search pipeline behind ``Memory.search`` and ``Memory.search_memory_with_context``.
+
+``Memory`` validates the call and builds the filter; the ``Searcher`` embeds the query once
+(a ``Query``: text, vector, keyword terms, date windows) and runs the stages over it:
+
+- **vector**: the store's nearest memories (the whole search when no stage is asked for);
+- **keyword** (``keyword_search``): BM25 matches fused with the vector candidates, then the
+  **timeline** step (dates the query names, time-neighbours of strong candidates);
+- **rerank** (``rerank``): the configured reranker scores the best candidates again;
+- **filter** (``filter_memories``): the judge (offline, or the configured LLM) drops results
+  that do not answer the query.
+
+Each optional stage runs under a ``Trace``: a failing stage is skipped and reported, never fatal.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from memlane import filters as flt
+from memlane import validation
+from memlane.config import MemoryConfig
+from memlane.embeddings import Embeddings
+from memlane.models import MemoryRecord, Message, text_hash
+from memlane.query import Query
+from memlane.retrieval import context as agent_context
+from memlane.retrieval import context_terms, fusion, judge, timeline
+from memlane.retrieval.candidates import Candidate, Trace
+from memlane.retrieval.rerank import Reranker, create_reranker
+from memlane.store import Store
+
+#: the memories a read sees by default: those not invalidated
+ACTIVE = flt.Compare(flt.Field(column="valid_to"), "eq", None)
+STAGES = ("keyword_search", "rerank", "filter_memories")
+
+Moment = str | datetime | date | None
+
+
+def validity(include_invalid: bool, as_of: Moment) -> flt.Node:
+    """Which memories a read sees: active ones, all of them, or those valid at ``as_of``."""
+    if as_of is not None:
+        moment = validation.moment(as_of, "as_of")
+        return flt.conjoin(
+            flt.Compare(flt.Field(column="created_at"), "lte", moment),
+            flt.Or((ACTIVE, flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
+        )
+    return flt.MATCH_ALL if include_invalid else ACTIVE
+
+
+class Searcher:
+    """Runs searches over one store with one embedder; the reranker and the judge's LLM are made
+    on first use."""
+
+    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Store):
+        self.config = config
+        self.embeddings = embeddings
+        self.store = store
+        self._reranker: Reranker | None = None
+        self._judge_llm: Any = None
+
+    def flags(self, keyword_search: bool | None = None, rerank: bool | None = None,
+              filter_memories: bool | None = None) -> dict[str, bool]:
+        """The optional stages asked for: each flag as given, else the ``retrieval`` default."""
+        settings = self.config.retrieval
+        given = dict(zip(STAGES, (keyword_search, rerank, filter_memories)))
+        return {name: validation.flag(value, name, getattr(settings, name)) for name, value in given.items()}
+
+    def query(self, text: str, flags: dict[str, bool]) -> Query:
+        """The query with its vector (from the cache when the text was asked before)."""
+        if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
+            self.embeddings.query_tokens(text)  # one model pass gives the query's vector and its tokens
+        return Query(text, self.embeddings.query(text))
+
+    def search(self, query: Query, where: flt.Node, flags: dict[str, bool], limit: int,
+               threshold: float | None, as_of: Moment) -> dict[str, Any]:
+        """The memories matching ``where``, best first: the vector search, then the stages in ``flags``."""
+        settings = self.config.retrieval
+        if not any(flags.values()):
+            hits = self.store.search(query.vector, where, limit, threshold)
+            records = self.as_of([record for record, _ in hits], as_of)
+            return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
+
+        trace = Trace()
+        pool = max(limit, settings.candidates)
+        with trace.stage("vector"):
+            candidates = [Candidate(r, s, score=s) for r, s in self.store.search(query.vector, where, pool, None)]
+        if flags["keyword_search"]:
+            with trace.stage("keyword") as stage:
+                hits = self.store.keyword_search(query, query.vector, where, pool)
+                stage["matches"] = len(hits)
+                candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
+                                         method=settings.fusion, keyword_weight=settings.keyword_weight,
+                                         rrf_k=settings.rrf_k)
+        hybrid = flags["keyword_search"] and trace.stages["keyword"]["ran"]  # else the vector order is the fallback
+        if hybrid and (settings.date_weight or settings.neighbour_weight):
+            with trace.stage("timeline", within="keyword") as stage:
+                candidates, found = timeline.apply(candidates, query, date_weight=settings.date_weight,
+                                                   neighbour_weight=settings.neighbour_weight,
+                                                   neighbour_gap_seconds=settings.neighbour_gap_seconds)
+                stage.update(found)
+        if threshold is not None:
+            candidates = [c for c in candidates if c.cosine >= threshold]
+        if flags["rerank"] and candidates:
+            with trace.stage("rerank") as stage:
+                reranker = self.reranker()
+                top, rest = candidates[:settings.rerank_top], candidates[settings.rerank_top:]
+                if reranker.needs_tokens:
+                    self._attach_tokens(top)
+                stage["reranker"], stage["candidates"] = reranker.name, len(top)
+                candidates = fusion.blend(top, reranker.scores(query.text, top), settings.rerank_weight) + rest
+        candidates = candidates[:limit]
+        if flags["filter_memories"] and candidates:
+            with trace.stage("filter") as stage:
+                before = len(candidates)
+                if self.config.llm is not None:
+                    candidates = judge.llm_filter(self._judge(), query, candidates)
+                else:
+                    candidates = judge.offline_filter(query, candidates)
+                stage["dropped"] = before - len(candidates)
+        records = self.as_of([c.record for c in candidates], as_of)
+        results = []
+        for record, c in zip(records, candidates):
+            item = record.to_item(round(c.score, 6))
+            item["scores"] = c.scores()
+            results.append(item)
+        return {"results": results, "metadata": trace.to_dict()}
+
+    def as_of(self, records: list[MemoryRecord], as_of: Moment) -> list[MemoryRecord]:
+        """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""
+        if as_of is None:
+            return records
+        moment = validation.moment(as_of, "as_of")
+        for record in records:
+            if record.updated_at > moment:
+                versions = [e for e in self.store.history(record.id) if e.created_at <= moment and e.new_memory]
+                if versions:
+                    record.text = versions[-1].new_memory
+                    record.hash = text_hash(record.text)
+                if record.valid_to and record.valid_to > moment:
+                    record.valid_to = record.invalid_reason = record.superseded_by = None
+        return records
+
+    def context(self, turns: list[Message], system_prompt: str, ids: dict[str, str],
+                max_results: int) -> dict[str, Any]:
+        """``search_memory_with_context``: the memories of each category pool the conversation calls for,
+        by the terms it uses and the meaning of its recent turns (docs/context.md)."""
+        settings = self.config.context
+        terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
+                                      settings.max_terms)
+        vector = self.embeddings.query(agent_context.semantic_query(turns, settings.recent_turns))
+        keywords = Query(" ".join(t.text for t in terms), vector)
+        pool = max(settings.candidates, max_results)
+        candidates: list[tuple[MemoryRecord, float]] = []
+        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
+            where = flt.conjoin(where, ACTIVE)
+            candidates.extend(self.store.search(vector, where, pool, None))
+            if keywords.text:
+                candidates.extend((record, cosine) for record, _, cosine in
+                                  self.store.keyword_search(keywords, vector, where, pool))
+        matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
+                                      min_similarity=settings.min_similarity)
+        return agent_context.group(terms, matches, max_results)
+
+    def reranker(self) -> Reranker:
+        """The configured reranker (``retrieval.reranker``), made on first use."""
+        if self._reranker is None:
+            self._reranker = create_reranker(self.config, self.embeddings)
+        return self._reranker
+
+    def _maxsim_wanted(self) -> bool:
+        try:
+            return self.reranker().needs_tokens
+        except Exception:  # a broken reranker is reported by its stage, not here
+            return False
+
+    def _judge(self) -> Any:
+        if self._judge_llm is None:
+            from memlane.llms import create_llm
+
+            self._judge_llm = create_llm(self.config.llm)
+        return self._judge_llm
+
+    def _attach_tokens(self, candidates: list[Candidate]) -> None:
+        """Token vectors for late interaction: stored ones, else computed now (and not stored)."""
+        stored = self.store.token_vectors([c.record.id for c in candidates])
+        missing = [c for c in candidates if c.record.id not in stored]
+        if missing:
+            _, computed = self.embeddings.documents_and_tokens([c.record.text for c in missing],
+                                                               self.config.retrieval.max_token_vectors)
+            stored.update((c.record.id, t) for c, t in zip(missing, computed))
+        for c in candidates:
+            c.tokens = stored[c.record.id]
