@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from memlane import render
 from memlane.errors import InvalidInputError, MemlaneError, ScopeError
 from memlane.memory import Memory
-from memlane.store import DEFAULT_TENANT
+from memlane.tenancy import DEFAULT_TENANT
 
 app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
                   no_args_is_help=True, add_completion=False)
@@ -90,15 +90,15 @@ def _memory(*, remote: bool = False) -> Any:
         from memlane.config import memlane_home
 
         address = local_server.find(memlane_home())
-        if address is not None and tenant not in (None, DEFAULT_TENANT) and os.environ.get(local_server.URL_ENV):
-            raise InvalidInputError(
-                f"--tenant {tenant}: ${local_server.URL_ENV} names a server, where the key "
-                f"(${local_server.KEY_ENV}) decides the tenant; drop --tenant to use that server, "
-                "or add --local to work on the tenant's store here", field="tenant")
         if address is not None and tenant in (None, DEFAULT_TENANT):
             from memlane.remote import RemoteMemory
 
             return RemoteMemory(address)
+        if address is not None and os.environ.get(local_server.URL_ENV):
+            raise InvalidInputError(
+                f"--tenant {tenant}: ${local_server.URL_ENV} names a server, where the key "
+                f"(${local_server.KEY_ENV}) decides the tenant; drop --tenant to use that server, "
+                "or add --local to work on the tenant's store here", field="tenant")
     return Memory(_state["config"], tenant=tenant)
 
 
