@@ -7,7 +7,7 @@ STAMP := $(VENV)/.memlane-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run quickstart test test-fast fuzz bench bench-server clean
+.PHONY: install chromium run quickstart test test-fast fuzz bench bench-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,20 @@ $(BIN)/python:
 # Re-install whenever the dependency list changes.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[local,dev,server,postgres]"
+	$(BIN)/python -m pip install --quiet -e ".[local,dev,server,postgres,langgraph,langchain,openai-agents]"
+	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
+
+# The dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used).
+# Without apt-get (or when it fails) those tests are skipped and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	    echo "installing Debian's chromium for the dashboard's browser tests"; \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null \
+	      || echo "could not install chromium: the dashboard's browser tests will be skipped"; \
+	  else echo "no apt-get: install chromium yourself, or the dashboard's browser tests are skipped"; fi; }
 
 install: $(STAMP)
 

@@ -173,3 +173,12 @@ def backend(request):
 
     config.name = request.param
     return config
+
+
+@pytest.fixture
+def backend_memory(backend, embedder):
+    """A ``Memory`` with the real local model on a fresh store of each backend (SQLite, PostgreSQL)."""
+    from memlane import Memory
+
+    with Memory(backend(), embedder=embedder) as m:
+        yield m

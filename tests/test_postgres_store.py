@@ -44,6 +44,25 @@ def test_migrations_are_recorded_and_idempotent(pg, embedder):
         assert "memlane_memories_hnsw_384" in indexes
 
 
+def test_a_store_in_its_own_schema_never_uses_the_tables_of_public(pg, hashing_embedder):
+    """``public`` is on the search path (pgvector lives there); memlane tables already there (a store
+    configured without a schema) must not stand in for the configured schema's own."""
+    public = {"vector_store": {"provider": "postgres", "config": {"dsn": pg.url}}}
+    with Memory(public, embedder=hashing_embedder, tenant="in-public") as memory:
+        memory.add("a row in public", user_id="alice", infer=False)
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema), embedder=hashing_embedder) as memory:
+        assert memory.store.count() == 0
+        memory.add("a row in the schema", user_id="alice", infer=False)
+    with psycopg.connect(pg.url, autocommit=True) as con:
+        homes = {row[0] for row in con.execute(
+            "SELECT schemaname FROM pg_tables WHERE tablename = 'memlane_memories'").fetchall()}
+        assert {"public", schema} <= homes
+        assert con.execute(f'SELECT text FROM "{schema}".memlane_memories').fetchall() == [("a row in the schema",)]
+        assert ("a row in the schema",) not in con.execute("SELECT text FROM public.memlane_memories").fetchall()
+    pg.clear_public()
+
+
 def test_auto_migrate_off_refuses_an_old_schema(pg, embedder):
     with pytest.raises(StoreError, match="memlane db upgrade"):
         Memory(pg.config(auto_migrate=False), embedder=embedder)

@@ -101,6 +101,7 @@ def test_serve_prints_url_docs_and_how_to_create_a_key(cli, monkeypatch, embedde
     monkeypatch.setattr(server_app, "Tenants", lambda home, config, embedder=None: _FakeTenants())
     out = cli("serve", "--port", "18123").stdout
     assert "http://127.0.0.1:18123" in out and "http://127.0.0.1:18123/docs" in out
+    assert "http://127.0.0.1:18123/ui" in out
     assert "memlane keys create --tenant NAME" in out and "/mcp" in out
     assert started["host"] == "127.0.0.1" and started["port"] == 18123
 

@@ -508,8 +508,8 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=_state["config"],
                               mcp_user_id=mcp_user_id, host=host, threads=threads, url=url,
                               local_token=local_server.new_token() if loopback and not no_auth else None)
-    started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "mcp": f"{url}/mcp", "mcp_user_id": mcp_user_id,
-                               "stores": _store_location(settings), "auth": not no_auth}
+    started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
+                               "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}
     if not no_auth:
         first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT)
         if first is not None:
@@ -534,6 +534,7 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
 def _print_started(started: dict[str, Any]) -> None:
     url = started["url"]
     for label, value in (("[bold]memlane server[/bold]", url), ("  API docs    ", started["docs"]),
+                         ("  dashboard   ", f"{started['dashboard']}  (sign in with an API key)"),
                          ("  MCP         ", f"{started['mcp']}  (streamable HTTP; default user "
                                             f"{escape(started['mcp_user_id'])}, --mcp-user-id)"),
                          ("  stores      ", started["stores"])):

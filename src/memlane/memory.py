@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
@@ -375,6 +376,13 @@ class Memory:
         return {"store": info.location, "embedder": self.embeddings.name, "dims": self.embeddings.dims,
                 "memories": info.memories, "history_events": info.history_events}
 
+    def scopes(self, limit: int = 1000) -> dict[str, list[dict[str, Any]]]:
+        """Every user, agent and run with memories or messages here, by id, each with ``memories``
+        (valid or not), ``valid`` and ``messages`` counts: ``{"users": [...], "agents": [...], "runs": [...]}``."""
+        limit = validation.limit(limit, self.limits)
+        return {f"{column[:-3]}s": [asdict(row) for row in self.store.scopes(column, limit)]
+                for column in flt.SCOPE_COLUMNS}
+
     def _get_record(self, memory_id: str) -> MemoryRecord:
         record = self.store.get(memory_id)
         if record is None:
@@ -487,6 +495,7 @@ class AsyncMemory:
     history = _offload("history")
     reset = _offload("reset")
     info = _offload("info")
+    scopes = _offload("scopes")
     close = _offload("close")
     should_search_memory = _offload("should_search_memory")
     search_memory_with_context = _offload("search_memory_with_context")

@@ -46,6 +46,20 @@ class TestDatabase:
                 con.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
         self.schemas.clear()
 
+    def clear_public(self) -> None:
+        """Drop what a store configured without a schema left in ``public`` (tables, functions), so
+        that later tests find ``public`` as a fresh database has it."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as con, con.transaction():
+            for (table,) in con.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                                        " AND tablename LIKE 'memlane%'").fetchall():
+                con.execute(f'DROP TABLE public."{table}" CASCADE')
+            for (function,) in con.execute("SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n"
+                                           " ON n.oid = p.pronamespace WHERE n.nspname = 'public'"
+                                           " AND p.proname LIKE 'memlane%'").fetchall():
+                con.execute(f"DROP FUNCTION public.{function} CASCADE")
+
     def close(self) -> None:
         if os.environ.get(TEST_URL_ENV):
             self.drop_schemas()

@@ -38,7 +38,7 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane import local_server
 from memlane.keys import KeyStore
 from memlane.scope import DEFAULT_USER_ID
-from memlane.server import context_routes, documents_routes, errors, platform, routes
+from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
@@ -196,6 +196,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.include_router(platform.router)
     app.include_router(context_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
+    dashboard.install(app)  # the web UI at /ui and GET /scopes
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 

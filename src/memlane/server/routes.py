@@ -49,11 +49,12 @@ def list_memories(
     filters: Optional[str] = FiltersQ,
     limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
     include_invalid: bool = Query(False, description="also list invalidated memories"),
+    as_of: Optional[str] = Query(None, max_length=64, description="ISO-8601 time: what was valid then, as it read"),
 ) -> Json:
     parsed = json_param(filters, "filters")
     check_scope(request, parsed)
     return Json(tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
-                                               limit=limit, include_invalid=include_invalid))
+                                               limit=limit, include_invalid=include_invalid, as_of=as_of))
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], summary="One memory")

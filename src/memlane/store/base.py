@@ -16,6 +16,7 @@ from memlane.filters import Node
 from memlane.graph_models import Entity, GraphChanges, Relation
 from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.query import Query
+from memlane.store.scope_counts import ScopeCount
 
 
 @dataclass(slots=True)
@@ -118,6 +119,9 @@ class Store(Protocol):
     def known_keys(self, keys: Sequence[str]) -> set[str]: ...
 
     def count(self, where: Node) -> int: ...
+
+    def scopes(self, column: str, limit: int) -> list[ScopeCount]:
+        """Each distinct id of a scope column (``user_id``, ``agent_id``, ``run_id``) with its counts, by id."""
 
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
         """Every matching memory, oldest first, in batches (export)."""

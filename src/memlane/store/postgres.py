@@ -292,7 +292,7 @@ class PostgresDatabase:
         name = schema.index_name(dims)
         with self._lock, self.pool.connection() as con, con.transaction():
             con.execute("SELECT pg_advisory_xact_lock(%s)", (schema.LOCK_KEY,))
-            if con.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]:
+            if schema.exists(con, name):
                 if con.execute("SELECT EXISTS (SELECT 1 FROM memlane_memories WHERE dims = %s)", (dims,)).fetchone()[0]:
                     return "keep"
                 con.execute(f"DROP INDEX {name}")  # name: made of an integer

@@ -277,10 +277,17 @@ MIGRATIONS: list[list[str]] = [
 VERSION = len(MIGRATIONS)
 
 
+def exists(con: psycopg.Connection, name: str) -> bool:
+    """Whether the table or index ``name`` exists in the schema memlane works in (the first of the
+    search path), not merely in another schema the search path names (``public``, where pgvector
+    lives, may hold another store's tables)."""
+    return con.execute("SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text)) IS NOT NULL",
+                       (name,)).fetchone()[0]
+
+
 def current_version(con: psycopg.Connection) -> int:
     """The schema version of the database (0: memlane has never run there)."""
-    exists = con.execute("SELECT to_regclass('memlane_schema_version') IS NOT NULL").fetchone()[0]
-    if not exists:
+    if not exists(con, "memlane_schema_version"):
         return 0
     return con.execute("SELECT coalesce(max(version), 0) FROM memlane_schema_version").fetchone()[0]
 
@@ -336,7 +343,7 @@ def ensure_vector_index(con: psycopg.Connection, dims: int, *, m: int, ef_constr
     name = index_name(int(dims))
     with con.transaction():
         con.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-        if con.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]:
+        if exists(con, name):
             return False
         if maintenance_work_mem:
             con.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))

@@ -23,6 +23,7 @@ from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
+from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
 from memlane.store.sql_graph import GRAPH_TABLES, SqlGraph
 
 RECORD_COLUMNS = (
@@ -61,6 +62,8 @@ class SqlMemoryStore(SqlGraph):
     EXTRA_TABLES: tuple[str, ...] = ()
     #: rows of token vectors joined to their memory's id: (FROM clause, id column)
     TOKENS_FROM = ("", "")
+    #: count each scope's memories from a covering index, not the rows (SQLite; ``scope_counts_sql``)
+    SCOPES_FROM_INDEX = False
 
     def __init__(self, tenant: str, compiler: FilterCompiler, scope_compiler: FilterCompiler,
                  message_compiler: FilterCompiler):
@@ -297,6 +300,12 @@ class SqlMemoryStore(SqlGraph):
         sql, params = self._where(self.compiler, where)
         return self._run(lambda con: con.execute(
             self._sql("SELECT count(*) FROM {memories} m WHERE {tenant:m}{where}", where=sql), params).fetchone()[0])
+
+    def scopes(self, column: str, limit: int) -> list[ScopeCount]:
+        sql = scope_counts_sql(column, memories=self.TABLES["memories"], messages=self.TABLES["messages"],
+                               tenant="tenant = %s AND " if self.TENANTED else "", mark=self.PLACEHOLDER,
+                               scan_memories=self.SCOPES_FROM_INDEX)
+        return scope_counts(self._run(lambda con: con.execute(sql, (*self._t(), *self._t(), limit)).fetchall()))
 
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
         sql, params = self._where(self.compiler, where)

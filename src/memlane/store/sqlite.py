@@ -91,6 +91,7 @@ class SQLiteStore(SqlMemoryStore):
     PLACEHOLDER = "?"
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
+    SCOPES_FROM_INDEX = True
     TOKENS_FROM = ("{memory_tokens} t JOIN {memories} m ON m.rowid = t.rowid", "m.id")
     REEMBED_PENDING = (
         "SELECT m.rowid, m.hash, m.text FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
