@@ -6,7 +6,8 @@ stopped by the test, its curl lines and the mem0 client block run against it.
 Not run, and why (SKIPPED below): `make run` / `make test` (the bootstrap that runs this very suite),
 `pip install` (would change the environment under test), the PostgreSQL block (names a server at host
 `db`; the bundled PostgreSQL paths are tested in test_bundled_postgres.py) and the Development block
-(`make test` is this suite, `make fuzz` its fuzz tests with more examples, `make bench` an hour).
+(`make test` is this suite, `make test-fast` part of it, `make fuzz` its fuzz tests with more examples,
+`make bench` an hour).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ SKIPPED = {  # a block's first line -> why it is not run here
     "make run": "bootstraps .venv and runs this test suite",
     "pip install 'memlane[local]'": "installs from PyPI into the environment under test",
     "export MEMLANE_DATABASE_URL": "names a PostgreSQL server at host 'db'",
-    "make test     # full suite": "is this test suite (make fuzz reruns two of its files longer; make bench runs "
-                                   "for an hour)",
+    "make test     # full suite": "is this test suite (make test-fast: part of it; make fuzz reruns two of its "
+                                   "files longer; make bench runs for an hour)",
 }
 
 
