@@ -52,6 +52,8 @@ class Caller:
     memory: Memory
     admin: bool = True
     default_user_id: str | None = None
+    #: how whoever runs this server sets the default user (named in the error of a call without a scope)
+    default_user_flag: str = "memlane mcp --user-id NAME"
 
 
 # -- argument handling ---------------------------------------------------------
@@ -102,14 +104,15 @@ def scope_of(caller: Caller, user_id: Any, agent_id: Any, run_id: Any,
     return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
 
 
-def run(action: Callable[[], Any]) -> Any:
+def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
     """Call ``Memory``; turn memlane's errors into readable tool failures."""
     try:
         return action()
     except MemoryNotFoundError as exc:
         raise ToolFailure(f"{exc}; check the id (search_memories or list_memories show ids)") from None
     except ScopeError as exc:
-        raise ToolFailure(f"{exc} (a server can set a default user: memlane mcp --user-id NAME)") from None
+        flag = caller.default_user_flag if caller is not None else Caller.default_user_flag
+        raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
     except InvalidInputError as exc:
         raise ToolFailure(f"invalid {exc.field or 'argument'}: {exc}") from None
     except MemlaneError as exc:
@@ -177,7 +180,7 @@ def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: 
                memory_type: str | None = None, expiration_date: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            expiration_date=expiration_date, **scope))
+                                            expiration_date=expiration_date, **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 
@@ -212,7 +215,7 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
     found = run(lambda: caller.memory.search(query, filters=filters, limit=limit, threshold=threshold,
                                              keyword_search=keyword_search, rerank=rerank,
-                                             filter_memories=filter_memories, **scope))
+                                             filter_memories=filter_memories, **scope), caller)
     memories = extract_memories(found, warnings)[:limit]
     metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
     metadata["timings_ms"]["total"] = _ms(started)
@@ -261,7 +264,7 @@ def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, 
     limit = coerce_limit(limit, DEFAULT_LIST_LIMIT, caller.memory.limits.max_results, warnings)
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
     result = run(lambda: caller.memory.get_all(filters=filters, limit=limit, include_invalid=include_invalid,
-                                                **scope))
+                                                **scope), caller)
     answer: dict[str, Any] = {"results": result["results"], "count": len(result["results"])}
     if "relations" in result:  # graph memory is on
         answer["relations"] = result["relations"]
@@ -282,7 +285,7 @@ def delete_memory(caller: Caller, memory_id: str) -> dict[str, Any]:
 def delete_all_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                         filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
-    return run(lambda: caller.memory.delete_all(filters=filters, **scope))
+    return run(lambda: caller.memory.delete_all(filters=filters, **scope), caller)
 
 
 def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
@@ -316,7 +319,7 @@ def search_memory_with_context(caller: Caller, conversation: Any, *, system_prom
     if user_id is None and agent_id is None:
         user_id = caller.default_user_id
     result = run(lambda: caller.memory.search_memory_with_context(
-        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results))
+        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results), caller)
     if warnings:
         result["warnings"] = warnings
     return result
@@ -362,12 +365,12 @@ def cleanup_old_memories(caller: Caller, *, user_id: Any = None, agent_id: Any =
                          keep_latest: Any = 1000, dry_run: Any = False) -> dict[str, Any]:
     """``Memory.cleanup_old_memories`` of the scope (the server's default user when none is named)."""
     scope = scope_of(caller, user_id, agent_id, run_id, None)
-    return run(lambda: caller.memory.cleanup_old_memories(keep_latest=keep_latest, dry_run=dry_run, **scope))
+    return run(lambda: caller.memory.cleanup_old_memories(keep_latest=keep_latest, dry_run=dry_run, **scope), caller)
 
 
 def merge_similar_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                            threshold: Any = 0.95, dry_run: Any = False) -> dict[str, Any]:
     """``Memory.merge_similar_memories`` of the scope (the server's default user when none is named)."""
     scope = scope_of(caller, user_id, agent_id, run_id, None)
-    return run(lambda: caller.memory.merge_similar_memories(threshold=threshold, dry_run=dry_run, **scope))
+    return run(lambda: caller.memory.merge_similar_memories(threshold=threshold, dry_run=dry_run, **scope), caller)
 
