@@ -434,6 +434,13 @@ class Memory:
 
     # -- maintenance (seed 002; docs/maintenance.md) ---------------------------
 
+    @staticmethod
+    def _maintained(user_id: Any, agent_id: Any, run_id: Any, dry_run: Any) -> tuple[flt.Node, bool]:
+        """A maintenance call's memories (the scope's valid ones) and whether it only plans."""
+        ids = scope.scope_ids(user_id, agent_id, run_id)
+        scope.require_ids(ids)
+        return flt.conjoin(scope.scoped_filter(ids, None), ACTIVE), validation.flag(dry_run, "dry_run", False)
+
     def cleanup_old_memories(
         self,
         user_id: str | None = None,
@@ -451,11 +458,8 @@ class Memory:
         interrupted cleanup leaves whole invalidations and a rerun finishes it.
 
         Returns ``{"results": [{"id", "memory", "event": "DELETE", "created_at"}], "kept", "dry_run"}``."""
-        ids = scope.scope_ids(user_id, agent_id, run_id)
-        scope.require_ids(ids)
+        where, dry_run = self._maintained(user_id, agent_id, run_id, dry_run)
         keep_latest = validation.count(keep_latest, "keep_latest")
-        dry_run = validation.flag(dry_run, "dry_run", False)
-        where = flt.conjoin(scope.scoped_filter(ids, None), ACTIVE)
         total = self.store.count(where)
         old = self.store.list(where, total - keep_latest, offset=keep_latest) if total > keep_latest else []
         old.reverse()  # oldest first
@@ -489,11 +493,9 @@ class Memory:
 
         Returns ``{"results": [{"id", "memory", "event": "MERGE", "previous_memory", "merged": [{"id",
         "memory", "similarity"}]}], "kept_apart", "failed", "memories", "pairs", "dry_run"}``."""
-        ids = scope.scope_ids(user_id, agent_id, run_id)
-        scope.require_ids(ids)
+        where, dry_run = self._maintained(user_id, agent_id, run_id, dry_run)
         threshold = validation.similarity_threshold(threshold)
-        dry_run = validation.flag(dry_run, "dry_run", False)
-        records, matrix = self.store.with_vectors(flt.conjoin(scope.scoped_filter(ids, None), ACTIVE))
+        records, matrix = self.store.with_vectors(where)
         pairs = similar_pairs(matrix, threshold)
 
         def write(older: str, newer: str, similarity: float) -> str | None:
