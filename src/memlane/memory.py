@@ -312,10 +312,13 @@ class Memory:
         in time: dates the query names, and time-neighbours of strong
         candidates (``retrieval.date_weight``, ``neighbour_weight``).
         With any flag, ``score`` is the final ranking score, each result has
-        ``scores`` (vector, keyword, rerank), and
-        the response has ``metadata``: stages run, timings in ms,
-        ``fallback_used`` and ``original_error`` — a failing stage is skipped,
-        never fatal.
+        ``scores`` (vector, keyword, rerank), and the response has ``metadata``
+        (seed 001): ``advanced_retrieval``, ``stages_requested``, ``stages_failed``
+        (a stage that failed and was skipped), ``fallback_used`` and
+        ``original_error`` (the advanced search failed and a standard search
+        answered), ``stages`` with timings in ms. If the standard search fails
+        too, the answer is ``{"memories": [], "results": [], "status": "error",
+        "message", "metadata": {..., "fallback_failed": True}}``, not an exception.
         """
         query = validation.text(query, "query", self.limits)
         limit = validation.limit(limit, self.limits)
@@ -323,15 +326,18 @@ class Memory:
         flags = self.searcher.flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             validity(include_invalid, as_of))
-        found = self.searcher.query(query, flags)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
-            arguments = (query, found.vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
+            arguments = (query, self.embeddings.query(query), user_id, agent_id, run_id, filters, include_invalid,
+                         as_of)
             lookup = lookup_pool().submit(self._graph_search, *arguments)
-            memories = self.searcher.search(found, where, flags, limit, threshold, as_of)
+            memories = self.searcher.search(query, where, flags, limit, threshold, as_of)
+            if memories.get("status") == "error":  # the store failed (seed 001's answer): no relations either
+                lookup.cancel()
+                return {**memories, "relations": []}
             # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
             relations = self._graph_search(*arguments) if lookup.cancel() else lookup.result()
             return {**memories, "relations": relations}
-        return self.searcher.search(found, where, flags, limit, threshold, as_of)
+        return self.searcher.search(query, where, flags, limit, threshold, as_of)
 
     def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
                       filters: Mapping[str, Any] | None, include_invalid: bool,

@@ -7,6 +7,7 @@ accepted, before anything is embedded or written.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Mapping
@@ -16,6 +17,8 @@ from typing import Any
 from memlane import timeutil
 from memlane.errors import InvalidInputError
 from memlane.models import Message
+
+log = logging.getLogger("memlane.validation")
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_ID_CHARS = 256
@@ -148,6 +151,22 @@ def limit(value: Any, limits: Limits, field: str = "limit") -> int:
     if not 1 <= value <= limits.max_results:
         raise InvalidInputError(f"{field} must be between 1 and {limits.max_results}, got {value}", field=field)
     return value
+
+
+def lenient_limit(value: Any, default: int, maximum: int, field: str = "limit") -> tuple[int, str | None]:
+    """Seed 001's rule for a ``limit`` sent to a face (REST, MCP): a value that is not an integer
+    (a string such as ``"7"``, a float such as ``2.0``, null, a list; a boolean is not a count either)
+    or is <= 0 becomes ``default``, with a warning; above ``maximum`` it becomes ``maximum``, with a
+    warning. Returns (limit, warning or None); the warning is also logged. The SDK stays strict
+    (``limit``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        warning = f"invalid {field} {value!r} (not a positive integer); using the default {default}"
+    elif value > maximum:
+        warning, default = f"{field} {value} is above the maximum {maximum}; using {maximum}", maximum
+    else:
+        return value, None
+    log.warning("%s", warning)
+    return default, warning
 
 
 def threshold(value: Any) -> float | None:

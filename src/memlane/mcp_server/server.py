@@ -45,8 +45,10 @@ Filters = Annotated[Optional[dict[str, Any]], Field(
                 '{"NOT": [...]}, {"created_at": {"gte": "2026-01-01"}}; scope keys (user_id, ...) may go here too')]
 MemoryId = Annotated[str, Field(description="the memory's id (from search_memories or list_memories)",
                                 min_length=1, max_length=256)]
-Limit = Annotated[Union[int, float, str, None], Field(
-    description="how many memories to return; a missing or invalid value falls back to the default with a warning")]
+# any JSON value: seed 001's rule (validation.lenient_limit) decides, not pydantic (which would read "7" as 7)
+Limit = Annotated[Any, Field(
+    description="how many to return, a positive integer; anything else (\"7\", 2.0, null) falls back to the "
+                "default with a warning")]
 
 
 Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
@@ -111,8 +113,10 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description="drop results that do not answer the query")] = None,
     ) -> dict[str, Any]:
         """Find the memories most related to a query, best first, each with a score.
-        The result's metadata says which retrieval stages ran and which failed (fallback_used:
-        the search went on without them), warnings and timings in ms."""
+        The result's metadata says which retrieval stages were requested, ran and failed (stages_failed:
+        the search went on without them), whether the advanced search fell back to a standard one
+        (fallback_used, original_error), warnings and timings in ms. If even the standard search fails,
+        the answer is {"memories": [], "status": "error", "message": ...} with metadata.fallback_failed."""
         caller = resolve(ctx)
         return _call(lambda: tools.search_memories(
             caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
@@ -217,8 +221,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         user_id: UserId = None,
         agent_id: Annotated[Optional[str], Field(
             description="the agent; without user_id: its own memories and those of every user recorded with it")] = None,
-        max_results: Annotated[Union[int, float, str, None], Field(
-            description="matches per category (default 10)")] = tools.DEFAULT_CONTEXT_RESULTS,
+        max_results: Annotated[Any, Field(description="matches per category, a positive integer (default 10; "
+                                                      "anything else: 10 with a warning)")] = 10,
     ) -> dict[str, Any]:
         """The memories a whole conversation calls for: terms from the conversation (later turns first) and the
         meaning of its recent turns, so paraphrases are found. Returns search_terms and matches grouped as
