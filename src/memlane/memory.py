@@ -395,11 +395,12 @@ class Memory:
 
     # -- agent context (docs/context.md) -------------------------------------
 
-    def should_search_memory(self, conversation: Any, system_prompt: str = "", *,
+    def should_search_memory(self, conversation: Any = None, system_prompt: str = "", *,
                              explain: bool = False) -> "bool | agent_context.SearchDecision":
         """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
-        (memory words, question words, relationship pronouns, references to earlier turns;
-        English and Chinese), weights and threshold in ``config.context``. ``explain=True``
+        (memory words, question words, relationship pronouns; English and Chinese), weights and
+        threshold in ``config.context`` (``gate="seed"``: as seed 004 reads, the default; ``"tuned"``:
+        memlane's). An empty or missing conversation needs no search (False). ``explain=True``
         returns a ``SearchDecision`` with the score of each signal instead of the bool."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
@@ -407,23 +408,34 @@ class Memory:
         decision = agent_context.decide(turns, system_prompt, self.config.context)
         return decision if explain else decision.should_search
 
-    def search_memory_with_context(self, conversation: Any, system_prompt: str = "", *,
-                                   user_id: str | None = None, agent_id: str | None = None,
-                                   max_results: int = 10) -> dict[str, Any]:
+    def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",
+                                   user_id: Any = None, max_results: int = 10, *,
+                                   agent_id: str | None = None) -> dict[str, Any]:
         """The memories a conversation calls for, by the terms it uses and the meaning of its recent turns.
+
+        Seed 004's signature: ``(conversation, system_prompt="", user_id=None, max_results=10)``,
+        positional or by name; ``agent_id`` is memlane's addition (by name).
 
         Returns ``{"search_terms", "agent_profile_matches", "agent_event_matches",
         "user_profile_matches", "user_event_matches", "total_matches"}``; each match is a memory
         item with ``content``, ``match_score`` (also its ``score``), ``matched_terms`` and ``scores``
-        (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
-        with ``user_id=None`` an agent sees its own memories and those of every user recorded with
-        it (``retrieval.context.scope_pools``)."""
+        (terms, vector). ``max_results`` applies per category. Who is searched
+        (``retrieval.context.scope_pools``): with neither ``user_id`` nor ``agent_id`` every memory of
+        the store; with ``user_id=None`` and an agent, the agent's memories and those of every user
+        recorded with it. A ``user_id`` that is not a valid id is ignored (it names nobody: no user
+        memories are read). An empty or missing conversation gives the empty groups."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
-        ids = scope.scope_ids(user_id, agent_id)
-        scope.require_ids(ids)
+        agent_id = validation.identifier(agent_id, "agent_id")
+        user, user_ignored = user_id, False
+        if user_id is not None:
+            try:
+                user = validation.identifier(user_id, "user_id")
+            except InvalidInputError:  # seed 004: "invalid user IDs are silently ignored"
+                user, user_ignored = None, True
         max_results = validation.limit(max_results, self.limits, "max_results")
-        return self.searcher.context(turns, system_prompt, ids, max_results)
+        pools = agent_context.scope_pools(user, agent_id, user_ignored=user_ignored)
+        return self.searcher.context(turns, system_prompt, pools, max_results)
 
     # -- maintenance --------------------------------------------------------
 

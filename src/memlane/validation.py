@@ -227,8 +227,16 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
 
 def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int) -> tuple[list[Message], str]:
     """A conversation (text: one user message; or a list of messages) and its system prompt, together
-    at most ``max_chars`` characters (``context.max_conversation_chars``)."""
-    turns = messages(value, limits, "conversation")
+    at most ``max_chars`` characters (``context.max_conversation_chars``). Empty is not an error
+    (seed 004: "functions handle empty inputs gracefully"): a missing, blank or empty conversation is
+    no turns, and a message without content is left out."""
+    if isinstance(value, Mapping):
+        value = [value]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = []
+    elif isinstance(value, list):
+        value = [item for item in value if not _blank(item)]
+    turns = messages(value, limits, "conversation") if value != [] else []
     if system_prompt is None:
         system_prompt = ""
     if not isinstance(system_prompt, str):
@@ -240,3 +248,13 @@ def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int)
             f"conversation and system_prompt have {size:,} characters; the limit is {max_chars:,} "
             "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
     return turns, system_prompt
+
+
+def _blank(item: Any) -> bool:
+    """A message that says nothing: None, blank text, or a message dict without content."""
+    if item is None or isinstance(item, str):
+        return item is None or not item.strip()
+    if isinstance(item, Mapping):
+        content = item.get("content")
+        return content is None or (isinstance(content, str) and not content.strip())
+    return False

@@ -53,8 +53,9 @@ Limit = Annotated[Any, Field(
 
 Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
                                                       '"content": "...", "name"?: "..."}')]
-Conversation = Annotated[Union[str, list[Message]], Field(
-    description="the conversation so far: a list of messages, oldest first (or one string, a user message)")]
+Conversation = Annotated[Optional[Union[str, list[Message]]], Field(
+    description="the conversation so far: a list of messages, oldest first (or one string, a user message); "
+                "empty or missing: no search")]
 SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
 
@@ -202,7 +203,7 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     @server.tool(annotations=read_only)
     def should_search_memory(
         ctx: Context,
-        conversation: Conversation,
+        conversation: Conversation = None,
         system_prompt: SystemPrompt = "",
         explain: Annotated[bool, Field(description="also return the score of each signal")] = False,
     ) -> dict[str, Any]:
@@ -216,9 +217,10 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     @server.tool(annotations=read_only)
     def search_memory_with_context(
         ctx: Context,
-        conversation: Conversation,
+        conversation: Conversation = None,
         system_prompt: SystemPrompt = "",
-        user_id: UserId = None,
+        user_id: Annotated[Any, Field(description="the user (default: the server's user); an invalid id is "
+                                                  "ignored; with no user or agent: every memory")] = None,
         agent_id: Annotated[Optional[str], Field(
             description="the agent; without user_id: its own memories and those of every user recorded with it")] = None,
         max_results: Annotated[Any, Field(description="matches per category, a positive integer (default 10; "

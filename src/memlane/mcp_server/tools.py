@@ -301,23 +301,25 @@ def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
 DEFAULT_CONTEXT_RESULTS = 10
 
 
-def should_search_memory(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+def should_search_memory(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
                          explain: bool = False) -> dict[str, Any]:
     """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal."""
     decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True))
     return decision.model_dump() if explain is True else {"should_search": decision.should_search}
 
 
-def search_memory_with_context(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+def search_memory_with_context(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
                                user_id: Any = None, agent_id: Any = None,
                                max_results: Any = DEFAULT_CONTEXT_RESULTS) -> dict[str, Any]:
     """``Memory.search_memory_with_context``; the server's default user when the call names neither
-    a user nor an agent."""
+    a user nor an agent (without one: every memory of the store, for an admin caller)."""
     warnings: list[str] = []
     max_results = coerce_limit(max_results, DEFAULT_CONTEXT_RESULTS, caller.memory.limits.max_results, warnings,
                                "max_results")
     if user_id is None and agent_id is None:
         user_id = caller.default_user_id
+        if user_id is None and not caller.admin:
+            raise ToolFailure("a context search over every memory (no user_id or agent_id) needs an admin API key")
     result = run(lambda: caller.memory.search_memory_with_context(
         conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results))
     if warnings:

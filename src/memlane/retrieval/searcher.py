@@ -184,10 +184,13 @@ class Searcher:
                     record.valid_to = record.invalid_reason = record.superseded_by = None
         return records
 
-    def context(self, turns: list[Message], system_prompt: str, ids: dict[str, str],
+    def context(self, turns: list[Message], system_prompt: str, pools: dict[str, flt.Node],
                 max_results: int) -> dict[str, Any]:
-        """``search_memory_with_context``: the memories of each category pool the conversation calls for,
-        by the terms it uses and the meaning of its recent turns (docs/context.md)."""
+        """``search_memory_with_context``: the memories of each pool (``context.scope_pools``) the
+        conversation calls for, by the terms it uses and the meaning of its recent turns
+        (docs/context.md). An empty conversation calls for nothing: the empty groups."""
+        if not turns:
+            return agent_context.group([], [], max_results)
         settings = self.config.context
         terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
                                       settings.max_terms)
@@ -195,7 +198,7 @@ class Searcher:
         keywords = Query(" ".join(t.text for t in terms), vector)
         pool = max(settings.candidates, max_results)
         candidates: list[tuple[MemoryRecord, float]] = []
-        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
+        for where in pools.values():
             where = flt.conjoin(where, ACTIVE)
             candidates.extend(self.store.search(vector, where, pool, None))
             if keywords.text:
