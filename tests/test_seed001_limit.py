@@ -65,11 +65,12 @@ def test_mcp_limit_schema_accepts_any_json_value(memory):
     assert "type" not in limit and "anyOf" not in limit  # nothing for a client or pydantic to coerce by
 
 
-@pytest.mark.parametrize("sent", ["7", 2.0, 0, None, True])
+@pytest.mark.parametrize("sent", ["7", 2.0, 0, -3, True, [3]])
 def test_the_sdk_stays_strict(memory, sent):
     with pytest.raises(InvalidInputError) as raised:
         memory.search("x", user_id="alice", limit=sent)
     assert raised.value.field == "limit"
+    assert memory.search("x", user_id="alice", limit=None)["results"] == []  # None: the default (100)
 
 
 @pytest.fixture(scope="module")

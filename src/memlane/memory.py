@@ -32,6 +32,20 @@ from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
 
+#: how many memories ``search`` and ``get_all`` return when neither ``limit`` nor ``top_k`` is given (mem0's)
+DEFAULT_LIMIT = 100
+
+
+def mem0_alias(value: Any, mem0_value: Any, name: str, mem0_name: str) -> Any:
+    """The value given under memlane's name or mem0's (``data`` for ``text``, ``top_k`` for ``limit``),
+    so code written for mem0's library runs unchanged; both at once is an error."""
+    if mem0_value is None:
+        return value
+    if value is not None:
+        raise InvalidInputError(f"give {name} or {mem0_name} (mem0's name for it), not both", field=mem0_name)
+    return mem0_value
+
+
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
@@ -186,8 +200,11 @@ class Memory:
         self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys)))
         return records
 
-    def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory."""
+    def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
+               data: str | None = None) -> dict[str, Any]:
+        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory.
+        ``data`` is mem0's name for ``text`` (``update(memory_id, data="...")``); give one of them."""
+        text = mem0_alias(text, data, "text", "data")
         memory_id = validation.identifier(memory_id, "memory_id", required=True)
         if text is None and metadata is None:
             raise InvalidInputError("update needs text, metadata or both", field="text")
@@ -257,15 +274,17 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         include_invalid: bool = False,
         as_of: str | datetime | date | None = None,
+        top_k: int | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """Memories in the scope, newest first. Invalidated memories are left out unless
-        ``include_invalid``; ``as_of`` shows what was valid (and its text) at that moment."""
+        """Memories in the scope, newest first: at most ``limit`` (default 100; ``top_k`` is mem0's name
+        for it). Invalidated memories are left out unless ``include_invalid``; ``as_of`` shows what
+        was valid (and its text) at that moment."""
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             validity(include_invalid, as_of))
-        limit = validation.limit(limit, self.limits)
+        limit = self._limit(limit, top_k)
         records = self.searcher.as_of(self.store.list(where, limit), as_of)
         if self.graph is not None:
             return {"results": [record.to_item() for record in records],
@@ -290,15 +309,17 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         threshold: float | None = None,
         include_invalid: bool = False,
         as_of: str | datetime | date | None = None,
         keyword_search: bool | None = None,
         rerank: bool | None = None,
         filter_memories: bool | None = None,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
-        """Memories in the scope by relevance to ``query``, best first.
+        """Memories in the scope by relevance to ``query``, best first: at most ``limit`` (default 100;
+        ``top_k`` is mem0's name for it, give one of them).
 
         ``score`` is the cosine similarity of query and memory, in [-1, 1]
         (in practice 0 to 1 for the default model); ``threshold`` keeps results
@@ -321,7 +342,7 @@ class Memory:
         "message", "metadata": {..., "fallback_failed": True}}``, not an exception.
         """
         query = validation.text(query, "query", self.limits)
-        limit = validation.limit(limit, self.limits)
+        limit = self._limit(limit, top_k)
         threshold = validation.threshold(threshold)
         flags = self.searcher.flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
@@ -386,6 +407,12 @@ class Memory:
         limit = validation.limit(limit, self.limits)
         return {f"{column[:-3]}s": [asdict(row) for row in self.store.scopes(column, limit)]
                 for column in flt.SCOPE_COLUMNS}
+
+    def _limit(self, limit: Any, top_k: Any) -> int:
+        """``limit`` or mem0's ``top_k`` (not both), default 100, checked."""
+        if top_k is not None:
+            return validation.limit(mem0_alias(limit, top_k, "limit", "top_k"), self.limits, "top_k")
+        return validation.limit(DEFAULT_LIMIT if limit is None else limit, self.limits)
 
     def _get_record(self, memory_id: str) -> MemoryRecord:
         record = self.store.get(memory_id)

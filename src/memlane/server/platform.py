@@ -107,7 +107,7 @@ def get_all(
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
     memory = tenant_memory(request)
-    found = memory.get_all(filters=body.filters, limit=memory.limits.max_results,
+    found = memory.get_all(filters=body.filters, limit=body.top_k or memory.limits.max_results,
                            include_invalid=body.show_expired, **_ids(body))
     everything = found["results"]
     graph = {"relations": found["relations"]} if "relations" in found else {}  # graph memory is on (as mem0)

@@ -48,14 +48,16 @@ def list_memories(
     request: Request,
     user_id: Optional[str] = UserQ, agent_id: Optional[str] = AgentQ, run_id: Optional[str] = RunQ,
     filters: Optional[str] = FiltersQ,
-    limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
+    limit: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="at most this many (default 100)"),
+    top_k: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="mem0's name for limit"),
     include_invalid: bool = Query(False, description="also list invalidated memories"),
     as_of: Optional[str] = Query(None, max_length=64, description="ISO-8601 time: what was valid then, as it read"),
 ) -> Json:
     parsed = json_param(filters, "filters")
     check_scope(request, parsed)
     return Json(tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
-                                               limit=limit, include_invalid=include_invalid, as_of=as_of))
+                                               limit=limit, top_k=top_k, include_invalid=include_invalid,
+                                               as_of=as_of))
 
 
 @router.get("/memories/{memory_id}", tags=["memories"], summary="One memory")

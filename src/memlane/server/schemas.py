@@ -122,6 +122,7 @@ class PlatformSearch(Lenient):
 
 class PlatformList(Lenient):
     filters: Optional[dict[str, Any]] = None
+    top_k: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="at most this many (mem0's get_all)")
     show_expired: StrictBool = False
     user_id: Id = None
     agent_id: Id = None
@@ -130,7 +131,8 @@ class PlatformList(Lenient):
 
 
 class PlatformUpdate(Lenient):
-    text: Optional[Text] = None
+    text: Optional[Text] = Field(None, validation_alias=AliasChoices("text", "data"),
+                                 description="the new text; mem0's 'data' is accepted too")
     metadata: Optional[dict[str, Any]] = None
     timestamp: Optional[Union[int, float, str]] = None
     expiration_date: Optional[str] = None
