@@ -16,7 +16,7 @@ import pytest
 from memlane import AsyncMemory, Memory
 from memlane.embeddings.hashing import HashingEmbedder
 from memlane.errors import InvalidInputError
-from support.server_fixtures import Live, start
+from support.server_fixtures import serving
 
 NOTES = ["I love Thai curry", "My bike is blue", "I play the cello on Sundays", "I live in Porto"]
 SEED_RELATION_FIELDS = {"source", "relationship", "destination", "weight"}
@@ -110,10 +110,7 @@ def test_relations_carry_the_seed_field_names(backend, embedder):
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    home = tmp_path_factory.mktemp("seed000-home")
-    server, app = start(home, HashingEmbedder(), auth=False)
-    with server:
-        live = Live(url=server.url, home=home, app=app, server=server)
+    with serving(tmp_path_factory.mktemp("seed000-home"), HashingEmbedder(), auth=False) as live:
         live.memory("default").add(NOTES, user_id="alice", infer=False)
         yield live
 

@@ -18,7 +18,7 @@ from mcp import Client
 from memlane.embeddings.hashing import HashingEmbedder
 from memlane.errors import InvalidInputError
 from memlane.mcp_server.server import local_server
-from support.server_fixtures import Live, start
+from support.server_fixtures import serving
 
 NOTES = [f"note {i}: I like colour number {i}" for i in range(8)]
 
@@ -75,10 +75,7 @@ def test_the_sdk_stays_strict(memory, sent):
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    home = tmp_path_factory.mktemp("seed001-home")
-    server, app = start(home, HashingEmbedder(), auth=False)
-    with server:
-        live = Live(url=server.url, home=home, app=app, server=server)
+    with serving(tmp_path_factory.mktemp("seed001-home"), HashingEmbedder(), auth=False) as live:
         with live.client() as api:
             response = api.post("/memories", json={"messages": [{"role": "user", "content": n} for n in NOTES],
                                                    "user_id": "alice", "infer": False})

@@ -19,7 +19,7 @@ from memlane.config import ContextConfig
 from memlane.embeddings.hashing import HashingEmbedder
 from memlane.mcp_server.server import build_server
 from memlane.mcp_server.tools import Caller
-from support.server_fixtures import Live, start
+from support.server_fixtures import serving
 
 CATEGORIES = ("agent_profile_matches", "agent_event_matches", "user_profile_matches", "user_event_matches")
 EMPTY = {"search_terms": [], **{c: [] for c in CATEGORIES}, "total_matches": 0}
@@ -171,10 +171,8 @@ def test_mcp_tools_take_empty_conversations_invalid_users_and_no_scope(memory):
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    home = tmp_path_factory.mktemp("seed004-home")
-    server, app = start(home, HashingEmbedder())
-    with server:
-        yield Live(url=server.url, home=home, app=app, server=server)
+    with serving(tmp_path_factory.mktemp("seed004-home"), HashingEmbedder()) as live:
+        yield live
 
 
 def test_rest_context_routes(live):
