@@ -123,6 +123,8 @@ def test_a_transient_store_failure_falls_back_to_the_standard_search(store, monk
     assert meta["fallback_used"] is True and meta["advanced_retrieval"] is False
     assert "OperationalError" in meta["original_error"] and meta["stages_failed"] == {}
     assert meta["stages_requested"] == ["keyword_search", "rerank"] and "fallback_failed" not in meta
+    assert "OperationalError" in meta["stages"]["vector"]["error"] and meta["stages"]["standard_search"]["ran"]
+    assert meta["total_ms"] >= meta["stages"]["standard_search"]["ms"]
 
 
 def test_a_failing_stage_is_skipped_and_reported_not_a_fallback(store):

@@ -95,22 +95,24 @@ class Searcher:
         try:
             results = self._advanced(trace, text, where, flags, limit, threshold, as_of)
         except Exception as exc:  # seed 001: the advanced search degrades to a standard one, never fails
-            original = one_line(exc)
-            log.warning("advanced search failed (request %s): %s; falling back to a standard search",
-                        request_id.get(), original, exc_info=log.isEnabledFor(logging.DEBUG))
-            try:
-                with trace.stage("standard_search", fatal=True):
-                    results = self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold,
-                                             as_of)
-            except Exception as second:
-                log.error("standard search failed too (request %s): %s", request_id.get(), one_line(second))
-                metadata = trace.to_dict(requested, original)
-                metadata["fallback_failed"] = True
-                return {"memories": [], "results": [], "status": "error",
-                        "message": f"Both advanced and standard search failed: {one_line(second)}",
-                        "metadata": metadata}
-            return {"results": results, "metadata": trace.to_dict(requested, original)}
+            return self._fall_back(trace, requested, one_line(exc), text, where, limit, threshold, as_of)
         return {"results": results, "metadata": trace.to_dict(requested)}
+
+    def _fall_back(self, trace: Trace, requested: list[str], original: str, text: str, where: flt.Node,
+                   limit: int, threshold: float | None, as_of: Moment) -> dict[str, Any]:
+        """Seed 001's ``_fallback_to_standard_search``: the standard search's answer with the fallback
+        metadata, or, when it fails too, the error answer."""
+        log.warning("advanced search failed (request %s): %s; falling back to a standard search",
+                    request_id.get(), original)
+        try:
+            with trace.stage("standard_search", fatal=True):
+                results = self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold, as_of)
+        except Exception as exc:
+            log.error("standard search failed too (request %s): %s", request_id.get(), one_line(exc))
+            return {"memories": [], "results": [], "status": "error",
+                    "message": f"Both advanced and standard search failed: {one_line(exc)}",
+                    "metadata": {**trace.to_dict(requested, original), "fallback_failed": True}}
+        return {"results": results, "metadata": trace.to_dict(requested, original)}
 
     def _standard(self, query: Query, where: flt.Node, limit: int, threshold: float | None,
                   as_of: Moment) -> list[dict[str, Any]]:
