@@ -47,7 +47,7 @@ def test_search_stage_flags(cli):
 
 def test_errors_are_one_line_messages_with_status_1(cli):
     result = cli("search", "q", ok=False)
-    assert result.exit_code == 1 and "At least one of 'user_id'" in result.stderr
+    assert result.exit_code == 1 and "give at least one of --user, --agent or --run" in result.stderr
     assert "Traceback" not in result.output
     result = cli("search", "q", "-u", "a", "--filters", '{"x": {"bad": 1}}', ok=False)
     assert result.exit_code == 1 and "unknown operator 'bad'" in result.stderr
@@ -66,7 +66,7 @@ def test_import_export_and_resume(cli, tmp_path):
         json.dumps({"role": "user", "content": f"fact {i}", "user_id": "u", "metadata": {"i": i}}) + "\n"
         for i in range(7)))
     report = json.loads(cli("import", source, "--batch-size", "3", "--json").stdout)
-    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0}
+    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0, "messages": 7}
     again = json.loads(cli("import", source, "--json").stdout)
     assert again["skipped_lines"] == 7 and again["memories"] == 0
 
@@ -100,6 +100,9 @@ def test_quickstart_imports_the_sample_once_and_answers(cli):
     assert "Lisbon" in first
     second = cli("quickstart").stdout
     assert "0 stored now, 22 already stored" in second
+    answered = json.loads(cli("quickstart", "--json").stdout)
+    assert answered["import"]["skipped_lines"] == 22 and len(answered["searches"]) == 4
+    assert any("Lisbon" in r["memory"] for r in answered["searches"]["Where does Alice live and what does she do?"])
 
 
 @pytest.mark.model
@@ -123,3 +126,42 @@ def test_eval_reconcile_command(cli, tmp_path):
     report = json.loads(cli("eval", "reconcile", cases, "--json").stdout)
     assert (report["passed"], report["total"], report["engine"]) == (1, 1, "offline")
     assert "passed 1/1" in cli("eval", "reconcile", cases).stdout
+
+
+def test_version(cli):
+    from memlane import __version__
+
+    assert cli("--version").stdout == f"memlane {__version__}\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["add", "x", "--user", "has space"], "--user must not contain whitespace"),
+    (["add", "x", "--agent", "a b"], "--agent must not contain whitespace"),
+    (["add", "x", "--user", "u", "--metadata", "[1]"], "--metadata must be a dict"),
+    (["search", "q", "--user", "u", "--threshold", "5"], "--threshold is a cosine similarity"),
+    (["delete", "--all"], "give at least one of --user, --agent or --run"),
+])
+def test_errors_name_the_cli_flags(cli, args, message):
+    result = cli(*args, ok=False)
+    assert result.exit_code == 1 and message in result.stderr, result.stderr
+    assert "user_id" not in result.stderr.split("(")[0] and "Traceback" not in result.output
+
+
+@pytest.mark.model
+def test_json_reports_of_export_reembed_and_import(cli, tmp_path):
+    source = tmp_path / "talk.jsonl"
+    source.write_text(json.dumps({"role": "user", "content": "I live in Lisbon.", "user_id": "u",
+                                  "created_at": "2024-02-03T04:05:06Z"}) + "\n")
+    report = json.loads(cli("import", source, "--json").stdout)
+    assert (report["memories"], report["messages"]) == (1, 1)
+    assert json.loads(cli("messages", "-u", "u", "--json").stdout)[0]["created_at"].startswith("2024-02-03T04:05:06")
+    inferred = tmp_path / "more.jsonl"
+    inferred.write_text(json.dumps({"role": "user", "content": "I no longer eat meat.", "user_id": "v"}) + "\n")
+    assert json.loads(cli("import", inferred, "--infer", "--json").stdout)["memories"] == 1
+    assert [m["memory"] for m in json.loads(cli("list", "-u", "v", "--json").stdout)["results"]] == [
+        "User no longer eats meat"]
+    dump = tmp_path / "dump.jsonl"
+    assert json.loads(cli("export", "-o", dump, "--json").stdout) == {"exported": 2, "output": str(dump)}
+    streamed = cli("export", "-u", "u", "--json")
+    assert json.loads(streamed.stdout)["memory"] == "I live in Lisbon." and '"exported": 1' in streamed.stderr
+    assert json.loads(cli("reembed", "--json").stdout) == {"memories": 2, "embedder": "local/all-MiniLM-L6-v2"}

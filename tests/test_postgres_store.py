@@ -175,6 +175,10 @@ def test_db_commands_upgrade_and_report(pg, cli):
     assert "already current" in again.output
     import json
 
+    reported = json.loads(cli("db", "upgrade", "--dsn", pg.url, "--schema", schema, "--json").output)
+    assert (reported["schema"], reported["before"], reported["after"]) == (schema, postgres_schema.VERSION,
+                                                                           postgres_schema.VERSION)
+
     status = json.loads(cli("db", "status", "--dsn", pg.url, "--schema", schema, "--json").output)
     assert status["schema_version"] == postgres_schema.VERSION and status["memories_per_tenant"] == {}
     failed = cli("db", "status", "--dsn", "postgresql://x:y@127.0.0.1:1/z", ok=False)

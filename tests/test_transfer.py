@@ -33,7 +33,7 @@ def texts(memory, **scope):
 
 def test_import_all_line_kinds(memory, tmp_path):
     report = import_jsonl(memory, write(tmp_path / "in.jsonl", LINES))
-    assert report.to_dict() == {"lines": 5, "skipped_lines": 0, "memories": 6, "existing_ids": 0}
+    assert report.to_dict() == {"lines": 5, "skipped_lines": 0, "memories": 6, "existing_ids": 0, "messages": 6}
     assert texts(memory, user_id="alice") == ["I have a dog", "I like tea", "I like tea", "I live in Oslo", "Tea is great"]
     bob = memory.get("bob-1")
     assert bob["created_at"] == "2025-01-02T03:04:05.000000+00:00"
@@ -103,6 +103,45 @@ def test_export_then_import_round_trips(memory, tmp_path, embedder):
     report = import_jsonl(memory, dump)
     assert (report.memories, report.existing_ids) == (0, 6)
     assert memory.info()["memories"] == 6
+
+
+def test_message_lines_fill_the_message_log_with_their_dates(memory, tmp_path):
+    lines = [{"role": "user", "content": "I adopted a cat", "user_id": "u", "created_at": "2024-05-06T07:08:09Z"},
+             {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "I play chess"}],
+              "user_id": "u"}]
+    path = write(tmp_path / "dated.jsonl", lines)
+    assert import_jsonl(memory, path).messages == 3
+    logged = memory.get_messages(user_id="u")
+    assert [m["content"] for m in logged] == ["I adopted a cat", "be brief", "I play chess"]
+    assert logged[0]["created_at"] == "2024-05-06T07:08:09.000000+00:00"
+    cat = memory.get_all(user_id="u", filters={"memory": "I adopted a cat"})["results"][0]
+    assert cat["created_at"] == logged[0]["created_at"]
+    assert cat["source_message_ids"] == [logged[0]["id"]]
+    assert import_jsonl(memory, path).messages == 0  # a rerun logs nothing twice
+    assert len(memory.get_messages(user_id="u")) == 3
+
+
+def test_infer_forms_memories_line_by_line_with_progress(memory, tmp_path):
+    lines = [{"role": "user", "content": "I live in Lisbon.", "user_id": "u"},
+             {"role": "user", "content": "What time is it?", "user_id": "u"},
+             {"role": "user", "content": "I moved from Lisbon to Porto.", "user_id": "u"}]
+    path = write(tmp_path / "talk.jsonl", lines)
+    ticks = []
+    report = import_jsonl(memory, path, infer=True, progress=lambda done, total: ticks.append((done, total)))
+    assert ticks == [(1, 3), (2, 3), (3, 3)]
+    assert report.messages == 3 and report.memories == 1  # the move updates the Lisbon memory, the question stores nothing
+    assert texts(memory, user_id="u") == ["User moved from Lisbon to Porto"]
+    assert [m["content"] for m in memory.get_messages(user_id="u")] == [line["content"] for line in lines]
+    again = import_jsonl(memory, path, infer=True)
+    assert (again.skipped_lines, again.messages) == (3, 0)
+
+
+def test_infer_refuses_dates_it_cannot_keep(memory, tmp_path):
+    path = write(tmp_path / "dated.jsonl", [{"role": "user", "content": "I like tea", "user_id": "u",
+                                             "created_at": "2024-01-01"}])
+    with pytest.raises(InvalidInputError, match="line 1: created_at cannot be kept with --infer"):
+        import_jsonl(memory, path, infer=True)
+    assert memory.get_messages(user_id="u") == []
 
 
 def test_duplicate_ids_inside_one_file(memory, tmp_path):

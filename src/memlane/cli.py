@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -22,9 +23,19 @@ from memlane.config import HOME_ENV
 from memlane.errors import MemlaneError
 from memlane.filters import MATCH_ALL
 from memlane.memory import Memory
+from memlane.scope import DEFAULT_USER_ID
+from memlane.tenancy import DEFAULT_TENANT
 
 app.add_typer(context_app, name="context")
 app.add_typer(docs_app, name="docs")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from memlane import __version__
+
+        sys.stdout.write(f"memlane {__version__}\n")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -34,11 +45,16 @@ def main_options(
                                           exists=True, dir_okay=False),
     tenant: Optional[str] = typer.Option(None, "--tenant", help="whose memories: a server tenant (default: default,"
                                                                 " the tenant of a server without keys)"),
+    local: bool = typer.Option(False, "--local", help="work on the store here even when a local server is running "
+                                                      "(by default add, search, list ... go to it: no model load)"),
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="print the version and exit"),
 ) -> None:
     if home is not None:
         os.environ[HOME_ENV] = str(home)
     _state["config"] = _json_arg(config.read_text(), "--config") if config is not None else None
     _state["tenant"] = tenant
+    _state["local"] = local
 
 
 @command()
@@ -53,7 +69,7 @@ def add(
     as_json: bool = JsonOpt,
 ) -> None:
     """Remember messages: extract facts and reconcile them with what is known (or store verbatim)."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         result = memory.add([{"role": role, "content": t} for t in text], user_id=user, agent_id=agent, run_id=run,
                             metadata=_json_arg(metadata, "--metadata"), infer=infer, memory_type=memory_type)
     if as_json:
@@ -86,7 +102,7 @@ def messages(
     as_json: bool = JsonOpt,
 ) -> None:
     """The raw messages stored for a scope, oldest first."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         stored = memory.get_messages(user_id=user, agent_id=agent, run_id=run, limit=limit)
     if as_json:
         _print_json(stored)
@@ -111,7 +127,7 @@ def search(
     as_json: bool = JsonOpt,
 ) -> None:
     """Search inside a scope: by meaning, optionally with keywords, reranking and filtering."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         result = memory.search(query, user_id=user, agent_id=agent, run_id=run,
                                filters=_json_arg(filters, "--filters"), limit=limit, threshold=threshold,
                                keyword_search=keyword, rerank=rerank, filter_memories=filter_memories)
@@ -132,7 +148,7 @@ def search(
 @command()
 def get(memory_id: str, as_json: bool = JsonOpt) -> None:
     """Show one memory."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         item = memory.get(memory_id)
     if item is None:
         errors.print(f"[red]error:[/red] no memory with id {memory_id!r}")
@@ -151,7 +167,7 @@ def list_(
     as_json: bool = JsonOpt,
 ) -> None:
     """List memories in a scope, newest first."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         result = memory.get_all(user_id=user, agent_id=agent, run_id=run, filters=_json_arg(filters, "--filters"),
                                 limit=limit)
     if as_json:
@@ -171,7 +187,7 @@ def delete(
     """Delete one memory, or with --all every memory of a scope (history is kept)."""
     if (memory_id is None) == (not all_):
         raise typer.BadParameter("give a memory id, or --all with --user/--agent/--run")
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         result = memory.delete(memory_id) if memory_id else memory.delete_all(user_id=user, agent_id=agent, run_id=run)
     if as_json:
         _print_json(result)
@@ -182,14 +198,16 @@ def delete(
 @command()
 def history(memory_id: str, as_json: bool = JsonOpt) -> None:
     """Every change of a memory, oldest first."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         events = memory.history(memory_id)
+    if not events:  # history outlives the memory: no event at all means the id was never known here
+        errors.print(f"[red]error:[/red] no memory with id {escape(repr(memory_id))} (and no history of one)",
+                     highlight=False)
+        raise typer.Exit(1)
     if as_json:
         _print_json(events)
-    elif events:
-        console.print(render.history_table(events, memory_id))
     else:
-        console.print(f"[dim]no history for {memory_id}[/dim]")
+        console.print(render.history_table(events, memory_id))
 
 
 @command("import")
@@ -197,18 +215,22 @@ def import_(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON Lines: one message or memory per line"),
     batch_size: int = typer.Option(256, min=1, help="lines per transaction"),
     source: Optional[str] = typer.Option(None, help="name that identifies this input across reruns (default: file name)"),
+    infer: bool = typer.Option(False, "--infer/--no-infer", help="form memories from each message line (extract "
+                               "and reconcile facts, as add does) instead of storing each message verbatim"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Import a JSONL file. Rerunning it after an interruption skips what was done."""
+    """Import a JSONL file (messages, with created_at if known, or exported memories); the messages also
+    go to the message log. Rerunning it after an interruption skips what was done."""
     with _memory() as memory, _progress() as bar:
-        task = bar.add_task(f"importing {file.name}", total=None)
-        report = transfer.import_jsonl(memory, file, batch_size=batch_size, source=source,
+        task = bar.add_task(f"{'forming memories from' if infer else 'importing'} {file.name}", total=None)
+        report = transfer.import_jsonl(memory, file, batch_size=batch_size, source=source, infer=infer,
                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
     if as_json:
         _print_json(report.to_dict())
     else:
-        console.print(f"{report.lines} lines: {report.memories} memories stored, {report.skipped_lines} lines "
-                      f"already imported, {report.existing_ids} ids already present")
+        console.print(f"{report.lines} lines: {report.memories} memories {'added' if infer else 'stored'}, "
+                      f"{report.messages} messages logged, {report.skipped_lines} lines already imported, "
+                      f"{report.existing_ids} ids already present")
 
 
 @command()
@@ -216,6 +238,7 @@ def export(
     user: Optional[str] = UserOpt, agent: Optional[str] = AgentOpt, run: Optional[str] = RunOpt,
     filters: Optional[str] = FiltersOpt,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="file to write (default: stdout)"),
+    as_json: bool = typer.Option(False, "--json", help="report the count as JSON (on stdout with -o, else stderr)"),
 ) -> None:
     """Export memories as JSON Lines (every memory when no scope is given)."""
     ids = scope.scope_ids(user, agent, run)
@@ -227,13 +250,18 @@ def export(
         else:
             with output.open("w", encoding="utf-8") as handle:
                 count = transfer.export_jsonl(memory, handle, where)
-    errors.print(f"exported {count} memories")
+    if not as_json:
+        errors.print(f"exported {count} memories")
+    elif output is None:  # stdout holds the memories
+        errors.print(render.as_json({"exported": count}), highlight=False, markup=False)
+    else:
+        _print_json({"exported": count, "output": str(output)})
 
 
 @command()
 def info(as_json: bool = JsonOpt) -> None:
     """Where the store is, which embedder filled it, how much it holds."""
-    with _memory() as memory:
+    with _memory(remote=True) as memory:
         details = memory.info()
     if as_json:
         _print_json(details)
@@ -243,14 +271,18 @@ def info(as_json: bool = JsonOpt) -> None:
 
 
 @command()
-def reembed(batch_size: int = typer.Option(256, min=1)) -> None:
+def reembed(batch_size: int = typer.Option(256, min=1), as_json: bool = JsonOpt) -> None:
     """Re-embed every memory with the configured embedder (after changing models). Resumable."""
     with _progress() as bar:
         task = bar.add_task("re-embedding", total=None)
         memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     with memory:
-        console.print(f"re-embedded {memory.info()['memories']} memories with {memory.embeddings.name}")
+        report = {"memories": memory.info()["memories"], "embedder": memory.embeddings.name}
+    if as_json:
+        _print_json(report)
+    else:
+        console.print(f"re-embedded {report['memories']} memories with {report['embedder']}")
 
 
 eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
@@ -412,12 +444,15 @@ def eval_docs(
 
 
 @command()
-def quickstart() -> None:
+def quickstart(as_json: bool = JsonOpt) -> None:
     """Import the bundled sample conversation and run a few searches."""
     from memlane import quickstart as qs
 
     with _memory() as memory:
-        qs.run(memory, console)
+        if as_json:
+            _print_json(qs.answers(memory))
+        else:
+            qs.run(memory, console)
 
 
 # -- server faces: REST server, API keys, MCP ------------------------------------------------------------
@@ -437,25 +472,29 @@ def serve(
     no_auth: bool = typer.Option(False, "--no-auth",
                                  help="no API keys: every request is admin of tenant 'default' (loopback only)"),
     max_body_bytes: int = typer.Option(1 << 20, min=1, help="largest request body accepted (413 above)"),
-    mcp_user_id: Optional[str] = typer.Option(None, "--mcp-user-id",
-                                              help="user_id the /mcp tools use when a call names no scope"),
+    mcp_user_id: str = typer.Option(DEFAULT_USER_ID, "--mcp-user-id",
+                                    help="user_id the /mcp tools use when a call names no scope"),
     threads: Optional[int] = typer.Option(None, min=1, help="threads per worker for memory calls (default 40)"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
     postgres: bool = typer.Option(False, "--postgres", help="store in a bundled PostgreSQL under the home directory"),
+    as_json: bool = typer.Option(False, "--json", help="print the start-up details as one JSON line"),
 ) -> None:
-    """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp."""
+    """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp.
+
+    The first start on a loopback address creates an admin key for tenant 'default' and prints it once."""
     # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
     with _bundled_postgres() if postgres else nullcontext():
-        _serve(host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level)
+        _serve(host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json)
 
 
-def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int, mcp_user_id: Optional[str],
-           threads: Optional[int], log_level: str) -> None:
+def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int, mcp_user_id: str,
+           threads: Optional[int], log_level: str, as_json: bool) -> None:
     try:
         import uvicorn
 
-        from memlane.keys import KeyStore
+        from memlane import local_server
         from memlane.server.app import ServerSettings, create_app, is_loopback
+        from memlane.server.first_run import active_keys, first_start_key
     except ImportError as exc:
         _needs_server_extra(exc)
     if no_auth and not is_loopback(host):
@@ -463,24 +502,24 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
                      f"the non-loopback --host {escape(host)}. Create keys instead: memlane keys create --tenant NAME",
                      highlight=False)
         raise typer.Exit(2)
-    settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=_state["config"],
-                              mcp_user_id=mcp_user_id, host=host, threads=threads)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
-    console.print(f"[bold]memlane server[/bold]  {url}", highlight=False, soft_wrap=True)
-    console.print(f"  API docs      {url}/docs", highlight=False, soft_wrap=True)
-    console.print(f"  dashboard     {url}/ui  (sign in with an API key)", highlight=False, soft_wrap=True)
-    console.print(f"  MCP           {url}/mcp  (streamable HTTP)", highlight=False, soft_wrap=True)
-    console.print(f"  stores        {_store_location(settings)}", highlight=False, soft_wrap=True)
-    if no_auth:
-        console.print("  auth          [yellow]off (--no-auth)[/yellow]: every request is admin of tenant 'default'",
-                      soft_wrap=True)
+    loopback = is_loopback(host)
+    settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=_state["config"],
+                              mcp_user_id=mcp_user_id, host=host, threads=threads, url=url,
+                              local_token=local_server.new_token() if loopback and not no_auth else None)
+    started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
+                               "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}
+    if not no_auth:
+        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT)
+        if first is not None:
+            started["first_key"] = first
+        started["active_keys"] = active_keys(settings.home)
+    if as_json:  # one line, flushed: a supervisor reads it before the server's log
+        sys.stdout.write(json.dumps(started) + "\n")
+        sys.stdout.flush()
     else:
-        active = KeyStore(settings.home / "keys.db").count()
-        console.print(f"  API keys      {active} active; create one with: memlane keys create --tenant NAME [--admin]",
-                      highlight=False, soft_wrap=True)
-        console.print("                send it as 'Authorization: Bearer <key>' (or 'X-API-Key: <key>')",
-                      highlight=False, soft_wrap=True)
+        _print_started(started)
     # uvicorn's logging, plus memlane's own loggers (request ids of failed requests, MCP tool failures)
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["loggers"]["memlane"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
@@ -490,6 +529,33 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
         os.environ.update(settings.to_env())
         uvicorn.run("memlane.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                     log_level=log_level, log_config=log_config)
+
+
+def _print_started(started: dict[str, Any]) -> None:
+    url = started["url"]
+    for label, value in (("[bold]memlane server[/bold]", url), ("  API docs    ", started["docs"]),
+                         ("  dashboard   ", f"{started['dashboard']}  (sign in with an API key)"),
+                         ("  MCP         ", f"{started['mcp']}  (streamable HTTP; default user "
+                                            f"{escape(started['mcp_user_id'])}, --mcp-user-id)"),
+                         ("  stores      ", started["stores"])):
+        console.print(f"{label}  {value}", highlight=False, soft_wrap=True)
+    if not started["auth"]:
+        console.print("  auth          [yellow]off (--no-auth)[/yellow]: every request is admin of tenant 'default'",
+                      soft_wrap=True)
+        return
+    first = started.get("first_key")
+    if first:
+        console.print(f"  first start   created an admin API key for tenant '{first['tenant']}' ({first['id']}). "
+                      "It is shown only now (only its hash is stored):", highlight=False, soft_wrap=True)
+        console.print(f"                {first['key']}", highlight=False, soft_wrap=True)
+        console.print(f"  try it        curl -s {url}/memories -H 'Authorization: Bearer {first['key']}' "
+                      "-H 'content-type: application/json' "
+                      "-d '{\"messages\": \"I love Thai food\", \"user_id\": \"alice\"}'",
+                      highlight=False, soft_wrap=True, markup=False)
+    console.print(f"  API keys      {started['active_keys']} active; create one with: memlane keys create --tenant NAME "
+                  "[--admin]", highlight=False, soft_wrap=True, markup=False)
+    console.print("                send it as 'Authorization: Bearer <key>' (or 'X-API-Key: <key>')",
+                  highlight=False, soft_wrap=True)
 
 
 keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
@@ -551,7 +617,9 @@ def keys_revoke(key_id: str = typer.Argument(..., help="the key's id (see memlan
 
 @command("mcp")
 def mcp_(
-    user_id: Optional[str] = typer.Option(None, "--user-id", help="user_id used when a tool call names no scope"),
+    user_id: str = typer.Option(DEFAULT_USER_ID, "--user-id", help="user_id used when a tool call names no scope"),
+    as_json: bool = typer.Option(False, "--json", help="announce the start on stderr as one JSON line "
+                                                       "(stdout carries the MCP protocol)"),
 ) -> None:
     """Serve the MCP tools over stdio (for Claude Desktop, IDEs and other MCP clients)."""
     try:
@@ -559,6 +627,9 @@ def mcp_(
     except ImportError as exc:
         _needs_server_extra(exc)
     with _memory() as memory:
+        if as_json:
+            sys.stderr.write(json.dumps({"mcp": "stdio", "default_user_id": user_id,
+                                         "store": str(memory.info()["store"])}) + "\n")
         run_stdio(memory, default_user_id=user_id)
 
 
@@ -583,7 +654,7 @@ def _postgres_target(dsn: str | None, schema: str | None) -> tuple[str, str]:
 
 
 @command("upgrade", on=db_app)
-def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt) -> None:
+def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt, as_json: bool = JsonOpt) -> None:
     """Bring the database's memlane schema to this version (safe to run again, and from several hosts)."""
     from memlane.store.postgres import PostgresDatabase
 
@@ -593,6 +664,9 @@ def db_upgrade(dsn: Optional[str] = DsnOpt, schema: Optional[str] = SchemaOpt) -
         before, after = database.upgrade()
     finally:
         database.close()
+    if as_json:
+        _print_json({"location": database.location, "schema": schema_name, "before": before, "after": after})
+        return
     change = f"{before} -> {after}" if before != after else f"{after} (already current)"
     console.print(f"memlane schema in {escape(database.location)} ({escape(schema_name)}): version {change}",
                   highlight=False)

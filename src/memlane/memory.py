@@ -189,15 +189,17 @@ class Memory:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
 
-    def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = ()) -> list[MemoryRecord]:
+    def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
+               messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
         """Embed and store already validated memories in one transaction (bulk paths: add, import).
 
-        ``idempotency_keys`` are recorded in the same transaction; see ``Store.known_keys``.
+        ``idempotency_keys`` are recorded in the same transaction; see ``Store.known_keys``; so are
+        ``messages`` (the message log of what is imported).
         """
-        if not drafts and not idempotency_keys:
+        if not drafts and not idempotency_keys and not messages:
             return []
         records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
-        self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys)))
+        self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys), messages=list(messages)))
         return records
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,

@@ -18,20 +18,28 @@ QUESTIONS = [
 ]
 
 
-def run(memory: Memory, console: Console) -> None:
+def answers(memory: Memory) -> dict:
+    """Import the sample conversation (once) and search it: ``{"import": ..., "searches": {question: results}}``."""
     sample = resources.files("memlane") / "data" / "sample_conversation.jsonl"
     with resources.as_file(sample) as path:
         report = transfer.import_jsonl(memory, path, source="memlane-sample")
+    searches = {q: memory.search(q, user_id="alice", filters={"role": "user"}, limit=3)["results"] for q in QUESTIONS}
+    return {"store": str(memory.info()["store"]), "embedder": memory.embeddings.name, "import": report.to_dict(),
+            "searches": searches}
+
+
+def run(memory: Memory, console: Console) -> None:
+    found = answers(memory)
+    report = found["import"]
     console.print(
-        f"[bold]memlane quick-start[/bold] · store [cyan]{memory.info()['store']}[/cyan] · "
-        f"embedder [cyan]{memory.embeddings.name}[/cyan]"
+        f"[bold]memlane quick-start[/bold] · store [cyan]{found['store']}[/cyan] · "
+        f"embedder [cyan]{found['embedder']}[/cyan]"
     )
     console.print(
-        f"sample conversation: {report.lines} messages, {report.memories} stored now, "
-        f"{report.skipped_lines} already stored by an earlier run\n"
+        f"sample conversation: {report['lines']} messages, {report['memories']} stored now, "
+        f"{report['skipped_lines']} already stored by an earlier run\n"
     )
-    for question in QUESTIONS:
-        results = memory.search(question, user_id="alice", filters={"role": "user"}, limit=3)["results"]
+    for question, results in found["searches"].items():
         print_memories(console, results, title=f"search: {question}", compact=True)
     console.print(
         "\nTry it yourself:  [bold].venv/bin/memlane search \"what pets does she have?\" --user alice[/bold]"

@@ -16,6 +16,10 @@ from memlane import filters as flt
 from memlane import validation
 from memlane.errors import ScopeError
 
+#: the user the MCP tools act for when a call names no scope, over stdio (``memlane mcp --user-id``) and at
+#: ``/mcp`` (``memlane serve --mcp-user-id``) alike
+DEFAULT_USER_ID = "default"
+
 SCOPE_KEYS = flt.SCOPE_COLUMNS
 
 

@@ -3,7 +3,11 @@
 Each input line is either a message to remember::
 
     {"role": "user", "content": "I like tea", "user_id": "alice", "metadata": {...}}
-    {"messages": [{"role": "user", "content": "..."}, ...], "user_id": "alice"}
+    {"messages": [{"role": "user", "content": "..."}, ...], "user_id": "alice", "created_at": "2026-03-01T09:00:00Z"}
+
+(its messages go to the message log, ``get_messages``, and each non-system message becomes a memory
+verbatim, dated ``created_at`` when the line has one; with ``infer=True`` the messages go through
+memory formation instead, as ``Memory.add`` does, dated now)
 
 or a memory as ``export`` writes it (a MemoryItem: ``memory``, ``id``, scope,
 ``metadata``, timestamps; ``hash`` and ``score`` are ignored)::
@@ -28,12 +32,13 @@ from typing import IO, Any
 from memlane import scope, timeutil, validation
 from memlane.errors import InvalidInputError
 from memlane.filters import Node
+from memlane.ids import new_id
 from memlane.memory import Memory
-from memlane.models import NewMemory
-from memlane.models import MEMORY_TYPES
+from memlane.models import MEMORY_TYPES, Message, MessageRecord, NewMemory
+from memlane.store import ChangeSet
 
 _SCOPE = ("user_id", "agent_id", "run_id")
-_MESSAGE_KEYS = {"role", "content", "name", "messages", "metadata", *_SCOPE}
+_MESSAGE_KEYS = {"role", "content", "name", "messages", "metadata", "created_at", *_SCOPE}
 _MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "updated_at", "actor_id", "role",
                 "memory_type", "source_message_ids", "valid_to", "invalid_reason", "superseded_by", *_SCOPE}
 
@@ -42,15 +47,27 @@ _MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "upda
 class ImportReport:
     lines: int = 0
     skipped_lines: int = 0  # imported by an earlier run
-    memories: int = 0
+    memories: int = 0  # memories stored (with infer: memories added by formation)
     existing_ids: int = 0  # memory lines whose id was already stored
+    messages: int = 0  # messages written to the message log
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
 
 
-def _line_drafts(obj: Any, lineno: int, memory: Memory) -> list[NewMemory]:
-    """Validate one parsed line; return the memories it holds."""
+@dataclass
+class _Line:
+    """One validated input line: the memories it stores verbatim, or the messages it holds."""
+
+    drafts: list[NewMemory]
+    messages: list[MessageRecord]
+    received: list[Message]
+    scope: dict[str, str]
+    metadata: dict[str, Any]
+
+
+def _line(obj: Any, lineno: int, memory: Memory, infer: bool) -> _Line:
+    """Validate one parsed line."""
     where = f"line {lineno}"
     if not isinstance(obj, Mapping):
         raise InvalidInputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
@@ -69,18 +86,27 @@ def _line_drafts(obj: Any, lineno: int, memory: Memory) -> list[NewMemory]:
             sources = obj.get("source_message_ids") or []
             if not isinstance(sources, list) or not all(isinstance(i, str) for i in sources):
                 raise InvalidInputError("source_message_ids must be a list of strings")
-            return [NewMemory(text=validation.text(obj["memory"], "memory", memory.limits), metadata=metadata,
+            draft = NewMemory(text=validation.text(obj["memory"], "memory", memory.limits), metadata=metadata,
                               id=validation.identifier(obj.get("id"), "id"), **ids, **{**promoted, **labels}, **times,
                               memory_type=validation.choice(obj.get("memory_type"), MEMORY_TYPES, "memory_type"),
                               source_message_ids=sources,
-                              superseded_by=validation.identifier(obj.get("superseded_by"), "superseded_by"))]
-        messages = obj["messages"] if "messages" in obj else {k: obj[k] for k in ("role", "content", "name") if k in obj}
-        return [
+                              superseded_by=validation.identifier(obj.get("superseded_by"), "superseded_by"))
+            return _Line([draft], [], [], ids, metadata)
+        if infer and obj.get("created_at"):
+            raise InvalidInputError("created_at cannot be kept with --infer (formation dates what it stores now); "
+                                    "import without --infer to keep the line's date", field="created_at")
+        created = timeutil.canonical(obj["created_at"]) if obj.get("created_at") else timeutil.now_iso()
+        given = obj["messages"] if "messages" in obj else {k: obj[k] for k in ("role", "content", "name") if k in obj}
+        received = validation.messages(given, memory.limits)
+        logged = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=created, name=m.name, **ids)
+                  for m in received]
+        drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
-                      metadata=metadata, **ids)
-            for m in validation.messages(messages, memory.limits)
+                      metadata=metadata, created_at=created, source_message_ids=[record.id], **ids)
+            for m, record in zip(received, logged)
             if m.role != "system"
         ]
+        return _Line(drafts, logged, received, ids, {**metadata, **promoted})
     except (InvalidInputError, ValueError) as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
 
@@ -103,16 +129,22 @@ def import_jsonl(
     batch_size: int = 256,
     source: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    infer: bool = False,
 ) -> ImportReport:
     """Import a JSONL file; safe to rerun after an interruption.
 
     A line's key is derived from ``source`` (default: the file name), its line
     number and its content, so rerunning the same file skips what was done.
+    With ``infer=True`` each message line goes through memory formation (``Memory.add``), one
+    line at a time; a line is marked done right after its ``add``, so an interruption between
+    the two re-forms that one line on the next run (formation then finds its facts already known).
     """
     path = Path(path)
     source = source or path.name
-    lines = [(lineno, raw, _line_drafts(obj, lineno, memory)) for lineno, raw, obj in _read(path)]
+    lines = [(lineno, raw, _line(obj, lineno, memory, infer)) for lineno, raw, obj in _read(path)]
     report = ImportReport(lines=len(lines))
+    if infer:
+        batch_size = 1  # one formation per line, each one marked done when it is
     for start in range(0, len(lines), batch_size):
         batch = lines[start:start + batch_size]
         keys = {
@@ -120,17 +152,29 @@ def import_jsonl(
             for lineno, raw, _ in batch
         }
         done = memory.store.known_keys(list(keys.values()))
-        todo = [(lineno, drafts) for lineno, _, drafts in batch if keys[lineno] not in done]
+        todo = [(lineno, line) for lineno, _, line in batch if keys[lineno] not in done]
         report.skipped_lines += len(batch) - len(todo)
+        if infer and todo and todo[0][1].received:
+            lineno, line = todo[0]
+            result = memory.add([m.model_dump(exclude_none=True) for m in line.received], **line.scope,
+                                metadata=line.metadata or None, infer=True)
+            memory.store.apply(ChangeSet(keys=[keys[lineno]]))
+            report.memories += sum(1 for r in result["results"] if r["event"] == "ADD")
+            report.messages += len(result["message_ids"])
+            if progress:
+                progress(start + 1, len(lines))
+            continue
         fresh, seen = [], set()
-        for draft in (d for _, line_drafts in todo for d in line_drafts):
+        for draft in (d for _, line in todo for d in line.drafts):
             if draft.id and (draft.id in seen or memory.store.get(draft.id) is not None):
                 report.existing_ids += 1
                 continue
             seen.add(draft.id)
             fresh.append(draft)
         if todo:
-            memory.insert(fresh, idempotency_keys=[keys[lineno] for lineno, _ in todo])
+            logged = [m for _, line in todo for m in line.messages]
+            memory.insert(fresh, idempotency_keys=[keys[lineno] for lineno, _ in todo], messages=logged)
+            report.messages += len(logged)
         report.memories += len(fresh)
         if progress:
             progress(min(start + batch_size, len(lines)), len(lines))

@@ -55,6 +55,8 @@ class Caller:
     memory: Memory
     admin: bool = True
     default_user_id: str | None = None
+    #: how whoever runs this server sets the default user (named in the error of a call without a scope)
+    default_user_flag: str = "memlane mcp --user-id NAME"
 
 
 # -- argument handling ---------------------------------------------------------
@@ -90,14 +92,15 @@ def scope_of(caller: Caller, user_id: Any, agent_id: Any, run_id: Any,
     return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
 
 
-def run(action: Callable[[], Any]) -> Any:
+def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
     """Call ``Memory``; turn memlane's errors into readable tool failures."""
     try:
         return action()
     except MemoryNotFoundError as exc:
         raise ToolFailure(f"{exc}; check the id (search_memories or list_memories show ids)") from None
     except ScopeError as exc:
-        raise ToolFailure(f"{exc} (a server can set a default user: memlane mcp --user-id NAME)") from None
+        flag = caller.default_user_flag if caller is not None else Caller.default_user_flag
+        raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
     except InvalidInputError as exc:
         raise ToolFailure(f"invalid {exc.field or 'argument'}: {exc}") from None
     except MemlaneError as exc:
@@ -165,7 +168,7 @@ def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: 
                memory_type: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            **scope))
+                                            **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 
@@ -200,7 +203,7 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
     found = run(lambda: caller.memory.search(query, filters=filters, limit=limit, threshold=threshold,
                                              keyword_search=keyword_search, rerank=rerank,
-                                             filter_memories=filter_memories, **scope))
+                                             filter_memories=filter_memories, **scope), caller)
     if isinstance(found, Mapping) and found.get("status") == "error":  # seed 001: both searches failed
         metadata = stage_report(found.get("metadata"), warnings)
         metadata["timings_ms"]["total"] = _ms(started)
@@ -264,7 +267,7 @@ def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, 
     limit = coerce_limit(limit, DEFAULT_LIST_LIMIT, caller.memory.limits.max_results, warnings)
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
     result = run(lambda: caller.memory.get_all(filters=filters, limit=limit, include_invalid=include_invalid,
-                                                **scope))
+                                                **scope), caller)
     answer: dict[str, Any] = {"results": result["results"], "count": len(result["results"])}
     if "relations" in result:  # graph memory is on
         answer["relations"] = result["relations"]
@@ -285,7 +288,7 @@ def delete_memory(caller: Caller, memory_id: str) -> dict[str, Any]:
 def delete_all_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                         filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
-    return run(lambda: caller.memory.delete_all(filters=filters, **scope))
+    return run(lambda: caller.memory.delete_all(filters=filters, **scope), caller)
 
 
 def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
@@ -321,7 +324,7 @@ def search_memory_with_context(caller: Caller, conversation: Any = None, *, syst
         if user_id is None and not caller.admin:
             raise ToolFailure("a context search over every memory (no user_id or agent_id) needs an admin API key")
     result = run(lambda: caller.memory.search_memory_with_context(
-        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results))
+        conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results), caller)
     if warnings:
         result["warnings"] = warnings
     return result

@@ -28,17 +28,19 @@ from typing import Any, Optional
 
 import anyio
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
 from memlane import __version__
 from memlane import config as config_mod
 from memlane.config import HOME_ENV, memlane_home
 from memlane.embeddings import Embedder, create_embedder
+from memlane import local_server
 from memlane.keys import KeyStore
-from memlane.server import errors, platform, routes
-from memlane.server import context_routes
-from memlane.server import dashboard, documents_routes, errors, platform, routes
+from memlane.scope import DEFAULT_USER_ID
+from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
+from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
 from memlane.tenancy import DEFAULT_TENANT, Tenants
 
@@ -47,6 +49,7 @@ log = logging.getLogger("memlane.server")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 18088
 DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB
+DOCS_ASSETS = "/docs-assets"  # Swagger UI / ReDoc scripts and styles (public, like /docs)
 
 
 def is_loopback(host: str) -> bool:
@@ -67,8 +70,8 @@ class ServerSettings:
     #: the mem0-style configuration every tenant's Memory uses (its store path is set per tenant)
     config: Optional[dict[str, Any]] = None
     mcp: bool = True
-    #: user_id the /mcp tools use when a call names no scope
-    mcp_user_id: Optional[str] = None
+    #: user_id the /mcp tools use when a call names no scope (None: every call must name one)
+    mcp_user_id: Optional[str] = DEFAULT_USER_ID
     #: the address the server binds to (loopback binds get DNS-rebinding protection on /mcp)
     host: str = DEFAULT_HOST
     #: load the embedding model at startup rather than on the first request
@@ -78,6 +81,10 @@ class ServerSettings:
     #: worker threads for the blocking Memory calls (None: anyio's default, 40). Fewer threads contend
     #: less for the GIL (cached searches get faster); more let more queries share one embedding batch.
     threads: Optional[int] = None
+    #: the server's own URL and a per-process token (admin of the default tenant) for the local ``memlane``
+    #: command: announced in ``<home>/server.json`` once the server is ready, withdrawn when it stops
+    url: Optional[str] = None
+    local_token: Optional[str] = None
 
     def __post_init__(self) -> None:
         self.home = Path(self.home).expanduser()
@@ -96,9 +103,11 @@ class ServerSettings:
             auth=env.get("MEMLANE_SERVER_NO_AUTH", "") not in ("1", "true", "yes"),
             max_body_bytes=int(env.get("MEMLANE_SERVER_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
             config=json.loads(config) if config else None,
-            mcp_user_id=env.get("MEMLANE_MCP_USER_ID") or None,
+            mcp_user_id=env.get("MEMLANE_MCP_USER_ID", DEFAULT_USER_ID) or None,
             host=env.get("MEMLANE_SERVER_HOST", DEFAULT_HOST),
             threads=int(env["MEMLANE_SERVER_THREADS"]) if env.get("MEMLANE_SERVER_THREADS") else None,
+            url=env.get("MEMLANE_SERVER_URL") or None,
+            local_token=env.get("MEMLANE_SERVER_LOCAL_TOKEN") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -108,11 +117,20 @@ class ServerSettings:
             env["MEMLANE_SERVER_NO_AUTH"] = "1"
         if self.config is not None:
             env["MEMLANE_SERVER_CONFIG"] = json.dumps(self.config)
-        if self.mcp_user_id:
-            env["MEMLANE_MCP_USER_ID"] = self.mcp_user_id
+        env["MEMLANE_MCP_USER_ID"] = self.mcp_user_id or ""
         if self.threads:
             env["MEMLANE_SERVER_THREADS"] = str(self.threads)
+        if self.url:
+            env["MEMLANE_SERVER_URL"] = self.url
+        if self.local_token:
+            env["MEMLANE_SERVER_LOCAL_TOKEN"] = self.local_token
         return env
+
+    def announcement(self) -> Optional[local_server.ServerAddress]:
+        """What ``<home>/server.json`` says about this server (None: nothing to announce)."""
+        if self.url is None or not is_loopback(self.host) or (self.auth and self.local_token is None):
+            return None
+        return local_server.ServerAddress(url=self.url, key=self.local_token if self.auth else None, pid=os.getpid())
 
 
 DESCRIPTION = """Long-term memory for AI agents, self-hosted and mem0-compatible.
@@ -137,7 +155,9 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
         if settings.batch_embeddings:
             embedder = BatchingEmbedder(embedder)
         tenants = Tenants(settings.home, settings.config, embedder=embedder)
-    keys = KeyStore(settings.home / "keys.db") if settings.auth else None
+    keys: Any = KeyStore(settings.home / "keys.db") if settings.auth else None
+    if keys is not None and settings.local_token:
+        keys = KeysWithLocalToken(keys, settings.local_token, DEFAULT_TENANT)
     mcp_manager = _mcp_manager(settings, tenants) if settings.mcp else None
 
     @asynccontextmanager
@@ -153,15 +173,21 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
             gc.freeze()
             if settings.threads:
                 anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+            announcement = settings.announcement()
+            if announcement is not None:  # ready: the local memlane command may use this server now
+                local_server.announce(settings.home, announcement)
             try:
                 yield
             finally:
+                if announcement is not None:
+                    local_server.withdraw(settings.home, announcement)
                 tenants.close()
                 if keys is not None:
                     keys.close()
 
-    app = FastAPI(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  redirect_slashes=False, responses=errors.RESPONSES)
+    # Swagger UI and ReDoc from fastapi-offline's packaged copies (no CDN): /docs works offline
+    app = FastAPIOffline(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                         redirect_slashes=False, static_url=DOCS_ASSETS, responses=errors.RESPONSES)
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
@@ -207,7 +233,7 @@ def _mcp_manager(settings: ServerSettings, tenants: Tenants) -> Any:
         if principal is None:  # the Authenticate middleware guards /mcp; this is only a second lock
             raise ToolError("not authenticated")
         return tools.Caller(memory=tenants.memory(principal.tenant), admin=principal.admin,
-                            default_user_id=settings.mcp_user_id)
+                            default_user_id=settings.mcp_user_id, default_user_flag="memlane serve --mcp-user-id NAME")
 
     server = build_server(resolve)
     security = None

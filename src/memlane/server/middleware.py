@@ -31,8 +31,9 @@ log = logging.getLogger("memlane.server")
 REQUEST_ID = "memlane.request_id"
 PRINCIPAL = "memlane.principal"
 PUBLIC_PATHS = frozenset({"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/ui"})
-#: the dashboard's page and assets hold no data and no key; every API call they make sends one
-PUBLIC_PREFIXES = ("/ui/",)
+#: the API docs' packaged scripts and styles; the dashboard's page and assets (they hold no data and no key;
+#: every API call they make sends one)
+PUBLIC_PREFIXES = ("/docs-assets/", "/ui/")
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 
