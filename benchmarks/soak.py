@@ -9,7 +9,8 @@ added itself, so every request has one right answer and any non-200 is an error.
 
 Reported: requests and errors per operation, p50/p95/p99 latency per operation (client-measured),
 the server's RSS sampled every ``--sample`` s, and its growth after the warm-up (the first
-``--warmup`` s): target zero errors and RSS flat within 10 %. The load average of the (shared)
+``--warmup`` s), in all and its anonymous part (RssAnon: the process's own memory, what a leak
+grows; the rest is SQLite's memory map of the store file): target zero errors and RSS flat within 10 %. The load average of the (shared)
 machine is recorded beside the figures.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/soak.py --duration 600 --out benchmarks/last_soak.json
@@ -42,17 +43,27 @@ QUERIES = ["Where does {u} like to travel?", "What food does {u} enjoy?", "Which
            "What does {u} do at work?", "Any health notes for {u}?", "What is {u} learning?"]
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident memory of a process and its children (uvicorn workers)."""
+def rss_bytes(pid: int, field: str = "VmRSS") -> int:
+    """Resident memory of a process and its children (uvicorn workers). ``field``: ``VmRSS`` (all),
+    ``RssAnon`` (the process's own memory: what a leak grows) or ``RssFile`` (pages of mapped files:
+    SQLite's memory map of the store, bounded by the file's size and shared with the OS page cache)."""
     total = 0
     for p in [pid, *_children(pid)]:
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     total += int(line.split()[1]) * 1024
         except OSError:
             pass
     return total
+
+
+def growth(samples: list[tuple[float, int]], warmup: float) -> dict[str, float | None]:
+    after = [value for t, value in samples if t >= warmup]
+    baseline = after[0] if after else samples[-1][1]
+    return {"at_warmup_end": round(baseline / 2**20, 1), "max_after_warmup": round(max(after) / 2**20, 1) if after else None,
+            "at_end": round(samples[-1][1] / 2**20, 1),
+            "growth_after_warmup": round(max(after) / baseline - 1, 4) if after else None}
 
 
 def _children(pid: int) -> list[int]:
@@ -117,6 +128,7 @@ async def soak(url: str, key: str, server_pid: int, args) -> dict:
     errors: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     samples: list[tuple[float, int]] = []
+    anon: list[tuple[float, int]] = []
     start = time.monotonic()
     end, measure_from = start + args.duration, start + args.warmup
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
@@ -125,25 +137,25 @@ async def soak(url: str, key: str, server_pid: int, args) -> dict:
         async def sample() -> None:
             while time.monotonic() < end:
                 samples.append((round(time.monotonic() - start, 1), rss_bytes(server_pid)))
-                log(f"t={samples[-1][0]:.0f}s rss={samples[-1][1] / 2**20:.0f} MiB requests={sum(counts.values())}"
+                anon.append((samples[-1][0], rss_bytes(server_pid, "RssAnon")))
+                log(f"t={samples[-1][0]:.0f}s rss={samples[-1][1] / 2**20:.0f} MiB anon={anon[-1][1] / 2**20:.0f} MiB requests={sum(counts.values())}"
                     f" errors={sum(len(e) for e in errors.values())} load={loadavg()}")
                 await asyncio.sleep(args.sample)
 
         await asyncio.gather(sample(), *(client(n, http, users, end, measure_from, latencies, errors, counts)
                                          for n in range(args.clients)))
     samples.append((round(time.monotonic() - start, 1), rss_bytes(server_pid)))
-    after = [rss for t, rss in samples if t >= args.warmup]
-    baseline = after[0] if after else samples[-1][1]
+    anon.append((samples[-1][0], rss_bytes(server_pid, "RssAnon")))
     return {
         "requests": counts, "errors": {op: len(e) for op, e in errors.items()},
         "errors_total": sum(len(e) for e in errors.values()),
         "error_examples": [e for errs in errors.values() for e in errs[:2]][:6],
         "latency": {op: percentiles(values) for op, values in sorted(latencies.items())},
         "latency_all": percentiles([v for values in latencies.values() for v in values]),
-        "rss_mib": {"at_warmup_end": round(baseline / 2**20, 1), "max_after_warmup": round(max(after) / 2**20, 1),
-                    "at_end": round(samples[-1][1] / 2**20, 1),
-                    "growth_after_warmup": round(max(after) / baseline - 1, 4) if after else None},
+        "rss_mib": growth(samples, args.warmup),
+        "rss_anon_mib": growth(anon, args.warmup),
         "rss_samples_mib": [(t, round(rss / 2**20, 1)) for t, rss in samples],
+        "rss_anon_samples_mib": [(t, round(rss / 2**20, 1)) for t, rss in anon],
     }
 
 

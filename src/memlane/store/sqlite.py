@@ -137,7 +137,12 @@ class SQLiteStore(SqlMemoryStore):
             raise StoreError(f"cannot open the store {self.path}: {exc}") from None
         con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
         con.execute("PRAGMA temp_store=MEMORY")
-        con.execute("PRAGMA cache_size=-32768")
+        # Reads go through one memory map of the file that every connection shares (pages the OS
+        # already holds are not copied again); each connection's own page cache stays small, or a
+        # server's 40 threads would each fill 32 MiB with copies of the same pages (issue 20's soak:
+        # RSS +44 % after warm-up with 32 MiB per connection).
+        con.execute("PRAGMA mmap_size=1073741824")
+        con.execute("PRAGMA cache_size=-4096")
         register_functions(con)
         with self._connections_lock:
             self._connections.append(con)
