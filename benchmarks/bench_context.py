@@ -10,7 +10,7 @@ interleaved so machine load hits them alike: plain ``search`` of the last user t
 (``max_results=10``), each once cold (the query embedded by the real local model) and
 once warm (the query's vector cached: store work and scoring only).
 
-    python benchmarks/bench_context.py [--size 10000] [--queries 200] [--out FILE]
+    python benchmarks/bench_context.py [--size 10000] [--queries 200] [--out FILE] [--gate-only]
 """
 
 from __future__ import annotations
@@ -71,20 +71,23 @@ def fill(memory: Memory, size: int, rng: random.Random) -> float:
     return time.perf_counter() - started
 
 
-def gate_figures() -> dict[str, dict[str, float]]:
-    """Precision / recall of the default gate on the labelled sets in tests/data."""
-    out = {}
-    for name in ("should_search.jsonl", "should_search_holdout.jsonl"):
-        rows = [json.loads(line) for line in (ROOT / "tests" / "data" / name).read_text().splitlines() if line]
-        tp = fp = fn = 0
-        for row in rows:
-            turns = validation.messages(row["conversation"], validation.Limits(), "conversation")
-            said = context.decide(turns, row.get("system_prompt", ""), ContextConfig()).should_search
-            tp += said and row["should_search"]
-            fp += said and not row["should_search"]
-            fn += (not said) and row["should_search"]
-        out[name] = {"conversations": len(rows), "precision": round(tp / max(tp + fp, 1), 3),
-                     "recall": round(tp / max(tp + fn, 1), 3)}
+def gate_figures() -> dict[str, dict[str, dict[str, float]]]:
+    """Precision / recall of each gate (``seed``, the default, and ``tuned``) on the labelled sets in tests/data."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for gate in ("seed", "tuned"):
+        settings = ContextConfig(gate=gate)
+        out[gate] = {}
+        for name in ("should_search.jsonl", "should_search_holdout.jsonl"):
+            rows = [json.loads(line) for line in (ROOT / "tests" / "data" / name).read_text().splitlines() if line]
+            tp = fp = fn = 0
+            for row in rows:
+                turns = validation.messages(row["conversation"], validation.Limits(), "conversation")
+                said = context.decide(turns, row.get("system_prompt", ""), settings).should_search
+                tp += said and row["should_search"]
+                fp += said and not row["should_search"]
+                fn += (not said) and row["should_search"]
+            out[gate][name] = {"conversations": len(rows), "precision": round(tp / max(tp + fp, 1), 3),
+                               "recall": round(tp / max(tp + fn, 1), 3)}
     return out
 
 
@@ -93,7 +96,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--gate-only", action="store_true", help="only the gates' precision / recall (no model)")
     args = parser.parse_args()
+    if args.gate_only:
+        print(json.dumps({"gate": gate_figures()}, indent=2))
+        return
     rng = random.Random(11)
     report: dict = {"size": args.size, "queries": args.queries, "python": platform.python_version(),
                     "gate": gate_figures()}

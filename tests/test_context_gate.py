@@ -30,10 +30,10 @@ def _decide(row, settings=None):
     return context.decide(turns, row.get("system_prompt", ""), settings or ContextConfig())
 
 
-def _precision_recall(rows):
+def _precision_recall(rows, settings=None):
     tp = fp = fn = 0
     for row in rows:
-        said = _decide(row).should_search
+        said = _decide(row, settings).should_search
         tp += said and row["should_search"]
         fp += said and not row["should_search"]
         fn += (not said) and row["should_search"]
@@ -50,18 +50,20 @@ def test_the_labelled_sets_cover_both_languages_and_outcomes():
 
 # floors: the tuned set must stay perfect-ish; the held-out set is held at what the default
 # measured when it was written (P 1.00, R 0.60), so a change that loses recall or precision fails
+@pytest.mark.parametrize("gate", ["seed", "tuned"])
 @pytest.mark.parametrize("name,min_precision,min_recall", [
     ("should_search.jsonl", 0.95, 0.95),
     ("should_search_holdout.jsonl", 0.9, 0.6),
 ])
-def test_precision_and_recall_of_the_default(name, min_precision, min_recall, capsys):
+def test_precision_and_recall_of_each_gate(name, min_precision, min_recall, gate, capsys):
     rows = _load(name)
+    settings = ContextConfig(gate=gate)
     report = {}
     for lang in ("en", "zh", "all"):
         subset = [r for r in rows if lang == "all" or r["lang"] == lang]
-        report[lang] = tuple(round(v, 3) for v in _precision_recall(subset))
+        report[lang] = tuple(round(v, 3) for v in _precision_recall(subset, settings))
     with capsys.disabled():
-        print(f"\n{name}: precision/recall {report}")
+        print(f"\n{name} ({gate} gate): precision/recall {report}")
     precision, recall = report["all"]
     assert precision >= min_precision and recall >= min_recall, report
 
@@ -106,20 +108,21 @@ def test_weights_and_threshold_are_configurable():
     assert context.decide(turns, "", ContextConfig(pronoun_weight=0)).score == 2.0
 
 
-def test_the_system_prompt_counts_at_a_fraction_and_assistant_turns_not_at_all():
+def test_in_the_tuned_gate_the_system_prompt_counts_at_a_fraction_and_assistant_turns_not_at_all():
     turns = validation.messages([{"role": "user", "content": "Hi there"},
                                  {"role": "assistant", "content": "Do you remember what we did last time?"}],
                                 validation.Limits())
-    decision = context.decide(turns, "Remember the user's preferences.", ContextConfig())
+    decision = context.decide(turns, "Remember the user's preferences.", ContextConfig(gate="tuned"))
     memory = next(s for s in decision.signals if s.signal == "memory_keywords")
     assert memory.hits == [] and memory.system_prompt_hits == ["remember"] and memory.points == 1.5
     assert not decision.should_search
 
 
-def test_only_the_recent_user_turns_are_read():
+def test_the_tuned_gate_reads_only_the_recent_user_turns():
     turns = validation.messages(["Do you remember my dog?", "Nice weather", "Tell me a joke"], validation.Limits())
-    assert not context.decide(turns, "", ContextConfig(recent_turns=2)).should_search
-    assert context.decide(turns, "", ContextConfig(recent_turns=3)).should_search
+    assert not context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=2)).should_search
+    assert context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=3)).should_search
+    assert context.decide(turns, "", ContextConfig()).should_search  # the seed's gate reads them all
 
 
 def test_memory_facade_returns_a_bool_or_the_explanation(memory):
@@ -130,10 +133,7 @@ def test_memory_facade_returns_a_bool_or_the_explanation(memory):
 
 
 @pytest.mark.parametrize("conversation,system_prompt,field", [
-    ([], "", "conversation"),
-    ("   ", "", "conversation[0].content"),
     ([{"role": "robot", "content": "hi"}], "", "conversation[0]"),
-    ([{"role": "user"}], "", "conversation[0].content"),
     ([{"role": "user", "content": "hi", "extra": 1}], "", "conversation[0]"),
     (42, "", "conversation"),
     ("hi", 7, "system_prompt"),

@@ -127,12 +127,10 @@ def test_invalidated_memories_and_unrelated_ones_are_not_matches(memory):
     assert [m["id"] for m in result["user_event_matches"]] == [kept]
 
 
-def test_scope_and_limit_errors(memory):
-    with pytest.raises(ScopeError):
-        memory.search_memory_with_context("hello there")
+def test_limit_and_agent_errors(memory):
     with pytest.raises(InvalidInputError) as raised:
-        memory.search_memory_with_context("hello there", user_id="a b")
-    assert raised.value.field == "user_id"
+        memory.search_memory_with_context("hello there", agent_id="a b")
+    assert raised.value.field == "agent_id"  # seed 004 ignores an invalid user id, not an agent id
     for bad in (0, -1, "5", 10**9):
         with pytest.raises(InvalidInputError) as raised:
             memory.search_memory_with_context("hello there", user_id="a", max_results=bad)

@@ -74,14 +74,11 @@ def test_context_search_over_rest_stays_in_the_tenant(live, tenants):
 
 
 @pytest.mark.parametrize("path,body,status,field", [
-    ("/context/search", {"conversation": [], "user_id": "ana"}, 422, "conversation"),
     ("/context/search", {"conversation": [{"role": "robot", "content": "hi"}], "user_id": "ana"}, 422,
      "conversation"),
-    ("/context/search", {"conversation": "hi"}, 400, "user_id"),
-    ("/context/search", {"conversation": "hi", "user_id": "a b"}, 422, "user_id"),
+    ("/context/search", {"conversation": "hi"}, 403, None),   # every memory of the tenant: admin keys only
     ("/context/search", {"conversation": "hi", "user_id": "ana", "max_results": 0}, 422, "max_results"),
     ("/context/search", {"conversation": "hi", "user_id": "ana", "limit": 3}, 422, "limit"),
-    ("/context/should-search", {"conversation": "   "}, 422, "conversation[0].content"),
     ("/context/should-search", {"conversation": "hi", "explain": "yes"}, 422, "explain"),
     ("/context/should-search", {"conversation": "x" * 300_000}, 413, None),     # over the body limit
 ])
@@ -133,7 +130,8 @@ def test_mcp_tools_over_http(live, tenants):
     assert _contents(found) == {"Tenant a: the tutor helped with Python decorators",
                                 "Tenant a: learns Python decorators for work"}
     assert any("max_results" in w for w in found["warnings"])       # "2" was a string
-    assert "conversation" in empty["error"] and "role" in bad_role["error"]
+    assert empty["total_matches"] == 0 and empty["search_terms"] == []  # seed 004: empty is not an error
+    assert "role" in bad_role["error"]
 
 
 def test_mcp_default_user_when_no_scope_is_named(live, tenants):

@@ -45,7 +45,8 @@ def test_search_documents_tool(live):
     found, filtered, unknown, invalid, other_tenant = anyio.run(scenario)
     assert found["count"] == 1 and found["results"][0]["document_name"] == "cats"
     assert found["results"][0]["collection_metadata"] == {"public": True} and found["results"][0]["page_number"] == 1
-    assert found["warnings"] == ["top_k '2' was a string; used 2"]
+    # one rule for every limit an MCP tool takes (seed 001's): a string is not a count, the default (3) applies
+    assert found["warnings"] == ["invalid top_k '2' (not a positive integer); using the default 3"]
     assert filtered["results"] == []
     assert "no collection named 'nope'" in unknown["error"]
     assert "has_key takes no value" in invalid["error"]

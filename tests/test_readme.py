@@ -78,13 +78,14 @@ def bash(code: str, **kwargs) -> subprocess.CompletedProcess:
 @pytest.mark.model
 def test_python_blocks_run_in_order(workdir):
     code = [b for b in blocks("python") if "MemoryClient" not in b]  # the mem0 client needs the server below
-    assert len(code) == 9  # a new block is run too; a lost one fails here
+    assert len(code) == 10  # a new block is run too; a lost one fails here
     namespace: dict = {"__name__": "__readme__"}
     for block in code:
         exec(compile(block, "README.md", "exec"), namespace)
     assert namespace["hits"]["results"], "the first sample's search found nothing"
     assert "total_matches" in namespace["found"]  # the agent-context block searched
     assert namespace["plan"]["results"], "the maintenance block's dry run planned no merge"
+    assert namespace["like_mem0"]["results"] and namespace["listed"]["results"]  # mem0's names (seed 000)
 
 
 @pytest.mark.model

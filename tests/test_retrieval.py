@@ -205,7 +205,9 @@ def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
     result = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=True)
     assert [r["id"] for r in result["results"]] == [r["id"] for r in plain["results"]]
     meta = result["metadata"]
-    assert meta["fallback_used"] is True and "keyword index unavailable" in meta["original_error"]
+    # seed 001: a stage that failed and was skipped is in stages_failed; no fallback happened
+    assert meta["stages_failed"] == {"keyword_search": "RuntimeError: keyword index unavailable"}
+    assert meta["fallback_used"] is False and meta["original_error"] is None and meta["advanced_retrieval"] is True
     assert meta["stages"]["keyword"]["ran"] is False and meta["stages"]["vector"]["ran"] is True
     assert all(isinstance(s["ms"], float) for s in meta["stages"].values())
 
@@ -218,8 +220,8 @@ def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
     untimed = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=True)
     assert [r["id"] for r in untimed["results"]] == [r["id"] for r in fused["results"]]
     keyword = untimed["metadata"]["stages"]["keyword"]
-    assert keyword["ran"] is True and keyword["timeline"]["ran"] is False and untimed["metadata"]["fallback_used"]
-    assert "timeline: RuntimeError" in untimed["metadata"]["original_error"]
+    assert keyword["ran"] is True and keyword["timeline"]["ran"] is False
+    assert untimed["metadata"]["stages_failed"] == {"timeline": "RuntimeError: keyword index unavailable"}
 
     monkeypatch.setattr(type(hybrid.searcher.reranker()), "scores", broken)
     reranked = hybrid.search("beach walks", user_id="u", limit=3, rerank=True)
@@ -263,7 +265,7 @@ def test_rerankers_are_chosen_by_config(tmp_path, embedder):
     with Memory(bad, embedder=embedder) as m:
         m.add("x", user_id="u", infer=False)
         result = m.search("x", user_id="u", rerank=True)  # a misconfigured reranker degrades the search ...
-        assert "is not a directory" in result["metadata"]["original_error"]
+        assert "is not a directory" in result["metadata"]["stages_failed"]["rerank"]
     with pytest.raises(ConfigError, match="unknown; known providers: maxsim, cross_encoder, llm"):
         from memlane.config import load
         from memlane.retrieval.rerank import create_reranker
@@ -295,4 +297,4 @@ def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
         assert texts(m.search("what pets?", user_id="u", filter_memories=True)) == ["My cat is called Miso"]
         openai_server.route("/v1/chat/completions", lambda request: Reply.error(500))
         degraded = m.search("what pets?", user_id="u", filter_memories=True)
-        assert degraded["metadata"]["fallback_used"] and len(degraded["results"]) == 3
+        assert "filter_memories" in degraded["metadata"]["stages_failed"] and len(degraded["results"]) == 3

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memlane.errors import ConfigError
 from memlane.validation import Limits
@@ -96,16 +96,26 @@ class ContextConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    #: gate: ``"seed"`` reads as seed 004 (PersonaLab's ``should_search_memory``) does: the whole
+    #: conversation and the system prompt alike, three signals (memory words x 3, question words x 1,
+    #: pronouns x 2), every distinct marker counted, search at 3. ``"tuned"`` is memlane's gate: the
+    #: last ``recent_turns`` user messages, the system prompt at half weight, a fourth signal
+    #: (references to earlier turns, x 2), at most 2 markers per signal. A setting given explicitly
+    #: wins over the preset.
+    gate: Literal["seed", "tuned"] = "seed"
     #: gate: points per distinct hit of each signal (memory words, question words,
     #: relationship pronouns, references to earlier turns)
     memory_keyword_weight: float = Field(3.0, ge=0)
     question_weight: float = Field(1.0, ge=0)
     pronoun_weight: float = Field(2.0, ge=0)
-    reference_weight: float = Field(2.0, ge=0)
-    #: gate: distinct hits counted per signal, so one long message full of "my" cannot outvote the rest
-    max_hits_per_signal: int = Field(2, ge=1)
-    #: gate: the system prompt is the same every turn; its hits count at this fraction
-    system_prompt_factor: float = Field(0.5, ge=0, le=1)
+    reference_weight: float = Field(3.0, ge=0)
+    #: gate: distinct hits counted per signal (None: all of them), so one long message full of "my"
+    #: cannot outvote the rest
+    max_hits_per_signal: Optional[int] = Field(None, ge=1)
+    #: gate: the system prompt's hits count at this fraction (it is the same every turn)
+    system_prompt_factor: float = Field(1.0, ge=0, le=1)
+    #: gate: what of the conversation it reads: every message, or the last ``recent_turns`` user messages
+    gate_reads: Literal["conversation", "recent_user_turns"] = "conversation"
     #: gate: search when the score reaches this
     threshold: float = Field(3.0, ge=0)
     #: the user messages the gate reads, and the messages the semantic query is made of, from the end
@@ -120,6 +130,19 @@ class ContextConfig(BaseModel):
     candidates: int = Field(100, ge=1, le=1000)
     #: size limit of one call: all messages and the system prompt together
     max_conversation_chars: int = Field(200_000, ge=1)
+
+    @model_validator(mode="after")
+    def _gate_preset(self) -> "ContextConfig":
+        if self.gate == "tuned":
+            for name, value in TUNED_GATE.items():
+                if name not in self.model_fields_set:
+                    setattr(self, name, value)
+        return self
+
+
+#: ``context.gate = "tuned"``: memlane's gate settings (each may still be set on its own)
+TUNED_GATE: dict[str, Any] = {"reference_weight": 2.0, "max_hits_per_signal": 2, "system_prompt_factor": 0.5,
+                              "gate_reads": "recent_user_turns"}
 
 
 class GraphConfig(BaseModel):

@@ -37,6 +37,21 @@ from memlane.store import ChangeSet, Delete, Store, Update, create_store
 #: memories invalidated per transaction by ``cleanup_old_memories``
 CLEANUP_BATCH = 500
 
+
+#: how many memories ``search`` and ``get_all`` return when neither ``limit`` nor ``top_k`` is given (mem0's)
+DEFAULT_LIMIT = 100
+
+
+def mem0_alias(value: Any, mem0_value: Any, name: str, mem0_name: str) -> Any:
+    """The value given under memlane's name or mem0's (``data`` for ``text``, ``top_k`` for ``limit``),
+    so code written for mem0's library runs unchanged; both at once is an error."""
+    if mem0_value is None:
+        return value
+    if value is not None:
+        raise InvalidInputError(f"give {name} or {mem0_name} (mem0's name for it), not both", field=mem0_name)
+    return mem0_value
+
+
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
@@ -199,8 +214,11 @@ class Memory:
         self.store.apply(ChangeSet(inserts=records, keys=list(idempotency_keys), messages=list(messages)))
         return records
 
-    def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory."""
+    def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
+               data: str | None = None) -> dict[str, Any]:
+        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory.
+        ``data`` is mem0's name for ``text`` (``update(memory_id, data="...")``); give one of them."""
+        text = mem0_alias(text, data, "text", "data")
         memory_id = validation.identifier(memory_id, "memory_id", required=True)
         if text is None and metadata is None:
             raise InvalidInputError("update needs text, metadata or both", field="text")
@@ -270,15 +288,17 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         include_invalid: bool = False,
         as_of: str | datetime | date | None = None,
+        top_k: int | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """Memories in the scope, newest first. Invalidated memories are left out unless
-        ``include_invalid``; ``as_of`` shows what was valid (and its text) at that moment."""
+        """Memories in the scope, newest first: at most ``limit`` (default 100; ``top_k`` is mem0's name
+        for it). Invalidated memories are left out unless ``include_invalid``; ``as_of`` shows what
+        was valid (and its text) at that moment."""
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             validity(include_invalid, as_of))
-        limit = validation.limit(limit, self.limits)
+        limit = self._limit(limit, top_k)
         records = self.searcher.as_of(self.store.list(where, limit), as_of)
         if self.graph is not None:
             return {"results": [record.to_item() for record in records],
@@ -303,15 +323,17 @@ class Memory:
         agent_id: str | None = None,
         run_id: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         threshold: float | None = None,
         include_invalid: bool = False,
         as_of: str | datetime | date | None = None,
         keyword_search: bool | None = None,
         rerank: bool | None = None,
         filter_memories: bool | None = None,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
-        """Memories in the scope by relevance to ``query``, best first.
+        """Memories in the scope by relevance to ``query``, best first: at most ``limit`` (default 100;
+        ``top_k`` is mem0's name for it, give one of them).
 
         ``score`` is the cosine similarity of query and memory, in [-1, 1]
         (in practice 0 to 1 for the default model); ``threshold`` keeps results
@@ -325,26 +347,32 @@ class Memory:
         in time: dates the query names, and time-neighbours of strong
         candidates (``retrieval.date_weight``, ``neighbour_weight``).
         With any flag, ``score`` is the final ranking score, each result has
-        ``scores`` (vector, keyword, rerank), and
-        the response has ``metadata``: stages run, timings in ms,
-        ``fallback_used`` and ``original_error`` — a failing stage is skipped,
-        never fatal.
+        ``scores`` (vector, keyword, rerank), and the response has ``metadata``
+        (seed 001): ``advanced_retrieval``, ``stages_requested``, ``stages_failed``
+        (a stage that failed and was skipped), ``fallback_used`` and
+        ``original_error`` (the advanced search failed and a standard search
+        answered), ``stages`` with timings in ms. If the standard search fails
+        too, the answer is ``{"memories": [], "results": [], "status": "error",
+        "message", "metadata": {..., "fallback_failed": True}}``, not an exception.
         """
         query = validation.text(query, "query", self.limits)
-        limit = validation.limit(limit, self.limits)
+        limit = self._limit(limit, top_k)
         threshold = validation.threshold(threshold)
         flags = self.searcher.flags(keyword_search, rerank, filter_memories)
         where = flt.conjoin(scope.scoped_filter(scope.scope_ids(user_id, agent_id, run_id), filters),
                             validity(include_invalid, as_of))
-        found = self.searcher.query(query, flags)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
-            arguments = (query, found.vector, user_id, agent_id, run_id, filters, include_invalid, as_of)
+            arguments = (query, self.embeddings.query(query), user_id, agent_id, run_id, filters, include_invalid,
+                         as_of)
             lookup = lookup_pool().submit(self._graph_search, *arguments)
-            memories = self.searcher.search(found, where, flags, limit, threshold, as_of)
+            memories = self.searcher.search(query, where, flags, limit, threshold, as_of)
+            if memories.get("status") == "error":  # the store failed (seed 001's answer): no relations either
+                lookup.cancel()
+                return {**memories, "relations": []}
             # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
             relations = self._graph_search(*arguments) if lookup.cancel() else lookup.result()
             return {**memories, "relations": relations}
-        return self.searcher.search(found, where, flags, limit, threshold, as_of)
+        return self.searcher.search(query, where, flags, limit, threshold, as_of)
 
     def _graph_search(self, query: str, vector: Any, user_id: str | None, agent_id: str | None, run_id: str | None,
                       filters: Mapping[str, Any] | None, include_invalid: bool,
@@ -394,6 +422,12 @@ class Memory:
         return {f"{column[:-3]}s": [asdict(row) for row in self.store.scopes(column, limit)]
                 for column in flt.SCOPE_COLUMNS}
 
+    def _limit(self, limit: Any, top_k: Any) -> int:
+        """``limit`` or mem0's ``top_k`` (not both), default 100, checked."""
+        if top_k is not None:
+            return validation.limit(mem0_alias(limit, top_k, "limit", "top_k"), self.limits, "top_k")
+        return validation.limit(DEFAULT_LIMIT if limit is None else limit, self.limits)
+
     def _get_record(self, memory_id: str) -> MemoryRecord:
         record = self.store.get(memory_id)
         if record is None:
@@ -402,11 +436,12 @@ class Memory:
 
     # -- agent context (docs/context.md) -------------------------------------
 
-    def should_search_memory(self, conversation: Any, system_prompt: str = "", *,
+    def should_search_memory(self, conversation: Any = None, system_prompt: str = "", *,
                              explain: bool = False) -> "bool | agent_context.SearchDecision":
         """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
-        (memory words, question words, relationship pronouns, references to earlier turns;
-        English and Chinese), weights and threshold in ``config.context``. ``explain=True``
+        (memory words, question words, relationship pronouns; English and Chinese), weights and
+        threshold in ``config.context`` (``gate="seed"``: as seed 004 reads, the default; ``"tuned"``:
+        memlane's). An empty or missing conversation needs no search (False). ``explain=True``
         returns a ``SearchDecision`` with the score of each signal instead of the bool."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
@@ -414,23 +449,34 @@ class Memory:
         decision = agent_context.decide(turns, system_prompt, self.config.context)
         return decision if explain else decision.should_search
 
-    def search_memory_with_context(self, conversation: Any, system_prompt: str = "", *,
-                                   user_id: str | None = None, agent_id: str | None = None,
-                                   max_results: int = 10) -> dict[str, Any]:
+    def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",
+                                   user_id: Any = None, max_results: int = 10, *,
+                                   agent_id: str | None = None) -> dict[str, Any]:
         """The memories a conversation calls for, by the terms it uses and the meaning of its recent turns.
+
+        Seed 004's signature: ``(conversation, system_prompt="", user_id=None, max_results=10)``,
+        positional or by name; ``agent_id`` is memlane's addition (by name).
 
         Returns ``{"search_terms", "agent_profile_matches", "agent_event_matches",
         "user_profile_matches", "user_event_matches", "total_matches"}``; each match is a memory
         item with ``content``, ``match_score`` (also its ``score``), ``matched_terms`` and ``scores``
-        (terms, vector). ``max_results`` applies per category. Needs ``user_id`` and/or ``agent_id``;
-        with ``user_id=None`` an agent sees its own memories and those of every user recorded with
-        it (``retrieval.context.scope_pools``)."""
+        (terms, vector). ``max_results`` applies per category. Who is searched
+        (``retrieval.context.scope_pools``): with neither ``user_id`` nor ``agent_id`` every memory of
+        the store; with ``user_id=None`` and an agent, the agent's memories and those of every user
+        recorded with it. A ``user_id`` that is not a valid id is ignored (it names nobody: no user
+        memories are read). An empty or missing conversation gives the empty groups."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
-        ids = scope.scope_ids(user_id, agent_id)
-        scope.require_ids(ids)
+        agent_id = validation.identifier(agent_id, "agent_id")
+        user, user_ignored = user_id, False
+        if user_id is not None:
+            try:
+                user = validation.identifier(user_id, "user_id")
+            except InvalidInputError:  # seed 004: "invalid user IDs are silently ignored"
+                user, user_ignored = None, True
         max_results = validation.limit(max_results, self.limits, "max_results")
-        return self.searcher.context(turns, system_prompt, ids, max_results)
+        pools = agent_context.scope_pools(user, agent_id, user_ignored=user_ignored)
+        return self.searcher.context(turns, system_prompt, pools, max_results)
 
     # -- maintenance (seed 002; docs/maintenance.md) ---------------------------
 

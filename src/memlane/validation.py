@@ -7,6 +7,7 @@ accepted, before anything is embedded or written.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Mapping
@@ -16,6 +17,8 @@ from typing import Any
 from memlane import timeutil
 from memlane.errors import InvalidInputError
 from memlane.models import Message
+
+log = logging.getLogger("memlane.validation")
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_ID_CHARS = 256
@@ -178,6 +181,22 @@ def similarity_threshold(value: Any, field: str = "threshold") -> float:
     return float(value)
 
 
+def lenient_limit(value: Any, default: int, maximum: int, field: str = "limit") -> tuple[int, str | None]:
+    """Seed 001's rule for a ``limit`` sent to a face (REST, MCP): a value that is not an integer
+    (a string such as ``"7"``, a float such as ``2.0``, null, a list; a boolean is not a count either)
+    or is <= 0 becomes ``default``, with a warning; above ``maximum`` it becomes ``maximum``, with a
+    warning. Returns (limit, warning or None); the warning is also logged. The SDK stays strict
+    (``limit``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        warning = f"invalid {field} {value!r} (not a positive integer); using the default {default}"
+    elif value > maximum:
+        warning, default = f"{field} {value} is above the maximum {maximum}; using {maximum}", maximum
+    else:
+        return value, None
+    log.warning("%s", warning)
+    return default, warning
+
+
 def threshold(value: Any) -> float | None:
     """Cosine-similarity threshold: a number in [-1, 1], or None."""
     if value is None:
@@ -236,8 +255,16 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
 
 def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int) -> tuple[list[Message], str]:
     """A conversation (text: one user message; or a list of messages) and its system prompt, together
-    at most ``max_chars`` characters (``context.max_conversation_chars``)."""
-    turns = messages(value, limits, "conversation")
+    at most ``max_chars`` characters (``context.max_conversation_chars``). Empty is not an error
+    (seed 004: "functions handle empty inputs gracefully"): a missing, blank or empty conversation is
+    no turns, and a message without content is left out."""
+    if isinstance(value, Mapping):
+        value = [value]
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = []
+    elif isinstance(value, list):
+        value = [item for item in value if not _blank(item)]
+    turns = messages(value, limits, "conversation") if value != [] else []
     if system_prompt is None:
         system_prompt = ""
     if not isinstance(system_prompt, str):
@@ -249,3 +276,13 @@ def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int)
             f"conversation and system_prompt have {size:,} characters; the limit is {max_chars:,} "
             "(send the recent turns, or configure context.max_conversation_chars)", field="conversation")
     return turns, system_prompt
+
+
+def _blank(item: Any) -> bool:
+    """A message that says nothing: None, blank text, or a message dict without content."""
+    if item is None or isinstance(item, str):
+        return item is None or not item.strip()
+    if isinstance(item, Mapping):
+        content = item.get("content")
+        return content is None or (isinstance(content, str) and not content.strip())
+    return False

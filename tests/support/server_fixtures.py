@@ -6,6 +6,8 @@ temporary home, built with the session's already loaded embedder.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +50,10 @@ def start(home: Path, embedder, **settings) -> tuple[LiveServer, object]:
     return LiveServer(app), app
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory, embedder):
-    home = tmp_path_factory.mktemp("server-home")
-    server, app = start(home, embedder, max_body_bytes=256 * 1024, mcp_user_id="default-user")
+@contextmanager
+def serving(home: Path, embedder, **settings) -> Iterator[Live]:
+    """A real server on 127.0.0.1 over ``home`` for the duration of the block."""
+    server, app = start(home, embedder, **settings)
     with server:
         yield Live(url=server.url, home=home, app=app, server=server)
 
@@ -72,3 +74,10 @@ async def call_tool(client, name: str, arguments: dict):
     if result.is_error:
         return {"error": " ".join(getattr(block, "text", "") for block in result.content)}
     return result.structured_content
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory, embedder):
+    with serving(tmp_path_factory.mktemp("server-home"), embedder, max_body_bytes=256 * 1024,
+                 mcp_user_id="default-user") as server:
+        yield server

@@ -45,14 +45,17 @@ Filters = Annotated[Optional[dict[str, Any]], Field(
                 '{"NOT": [...]}, {"created_at": {"gte": "2026-01-01"}}; scope keys (user_id, ...) may go here too')]
 MemoryId = Annotated[str, Field(description="the memory's id (from search_memories or list_memories)",
                                 min_length=1, max_length=256)]
-Limit = Annotated[Union[int, float, str, None], Field(
-    description="how many memories to return; a missing or invalid value falls back to the default with a warning")]
+# any JSON value: seed 001's rule (validation.lenient_limit) decides, not pydantic (which would read "7" as 7)
+Limit = Annotated[Any, Field(
+    description="how many to return, a positive integer; anything else (\"7\", 2.0, null) falls back to the "
+                "default with a warning")]
 
 
 Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
                                                       '"content": "...", "name"?: "..."}')]
-Conversation = Annotated[Union[str, list[Message]], Field(
-    description="the conversation so far: a list of messages, oldest first (or one string, a user message)")]
+Conversation = Annotated[Optional[Union[str, list[Message]]], Field(
+    description="the conversation so far: a list of messages, oldest first (or one string, a user message); "
+                "empty or missing: no search")]
 DryRun = Annotated[bool, Field(description="return the plan without changing anything")]
 SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
@@ -115,8 +118,10 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description="drop results that do not answer the query")] = None,
     ) -> dict[str, Any]:
         """Find the memories most related to a query, best first, each with a score.
-        The result's metadata says which retrieval stages ran and which failed (fallback_used:
-        the search went on without them), warnings and timings in ms."""
+        The result's metadata says which retrieval stages were requested, ran and failed (stages_failed:
+        the search went on without them), whether the advanced search fell back to a standard one
+        (fallback_used, original_error), warnings and timings in ms. If even the standard search fails,
+        the answer is {"memories": [], "status": "error", "message": ...} with metadata.fallback_failed."""
         caller = resolve(ctx)
         return _call(lambda: tools.search_memories(
             caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
@@ -202,7 +207,7 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     @server.tool(annotations=read_only)
     def should_search_memory(
         ctx: Context,
-        conversation: Conversation,
+        conversation: Conversation = None,
         system_prompt: SystemPrompt = "",
         explain: Annotated[bool, Field(description="also return the score of each signal")] = False,
     ) -> dict[str, Any]:
@@ -216,13 +221,14 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     @server.tool(annotations=read_only)
     def search_memory_with_context(
         ctx: Context,
-        conversation: Conversation,
+        conversation: Conversation = None,
         system_prompt: SystemPrompt = "",
-        user_id: UserId = None,
+        user_id: Annotated[Any, Field(description="the user (default: the server's user); an invalid id is "
+                                                  "ignored; with no user or agent: every memory")] = None,
         agent_id: Annotated[Optional[str], Field(
             description="the agent; without user_id: its own memories and those of every user recorded with it")] = None,
-        max_results: Annotated[Union[int, float, str, None], Field(
-            description="matches per category (default 10)")] = tools.DEFAULT_CONTEXT_RESULTS,
+        max_results: Annotated[Any, Field(description="matches per category, a positive integer (default 10; "
+                                                      "anything else: 10 with a warning)")] = 10,
     ) -> dict[str, Any]:
         """The memories a whole conversation calls for: terms from the conversation (later turns first) and the
         meaning of its recent turns, so paraphrases are found. Returns search_terms and matches grouped as

@@ -4,17 +4,19 @@ Every tool calls the same ``Memory`` method the SDK offers; this module only
 adds what an agent-facing face needs:
 
 * a default ``user_id`` per server, used when a call names no scope at all;
-* lenient argument handling where agents are known to be sloppy: a ``limit``
-  that is a string, negative or ``None`` falls back to the default with a
-  warning instead of failing;
+* seed 001's rule for ``limit`` (and ``max_results``, ``top_k``): a value that
+  is not an integer (``"7"``, ``2.0``, ``None``) or is <= 0 falls back to the
+  default with a warning instead of failing;
 * defensive result handling: memories may come as ``results`` or
   ``memories``, as dicts or bare strings; malformed items are skipped with a
   warning;
 * a search report: the engine runs the optional stages (``keyword_search``,
   ``rerank``, ``filter_memories``; defaults from the ``retrieval`` config) and
-  skips one that fails; the tool's ``metadata`` says which stages were
-  requested, ran and failed, ``fallback_used``, ``original_error``, timings
-  in ms and warnings.
+  skips one that fails (``stages_failed``); if the advanced search itself fails
+  a standard search answers (``fallback_used``, ``original_error``), and if that
+  fails too the tool answers ``{"memories": [], "status": "error", "message"}``
+  with ``fallback_failed``. The tool's ``metadata`` also has timings in ms and
+  warnings.
 
 Failures the caller can fix raise ``ToolFailure`` with a readable message.
 """
@@ -22,15 +24,16 @@ Failures the caller can fix raise ``ToolFailure`` with a readable message.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memlane import filters as flt
+from memlane import validation
 from memlane.errors import FilterError, InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
 from memlane.memory import Memory
+from memlane.retrieval.candidates import STAGE_NAMES
 from memlane.tenancy import widens_scope
 
 log = logging.getLogger("memlane.mcp")
@@ -38,7 +41,7 @@ log = logging.getLogger("memlane.mcp")
 DEFAULT_SEARCH_LIMIT = 5
 DEFAULT_LIST_LIMIT = 100
 #: The engine's optional search stages and the flags that ask for them.
-STAGE_FLAGS = {"keyword": "keyword_search", "rerank": "rerank", "filter": "filter_memories"}
+STAGE_FLAGS = STAGE_NAMES
 
 
 class ToolFailure(Exception):
@@ -60,26 +63,11 @@ class Caller:
 
 
 def coerce_limit(value: Any, default: int, maximum: int, warnings: list[str], name: str = "limit") -> int:
-    """A usable limit from whatever the agent sent; anything unusable becomes ``default`` (with a warning)."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lstrip("+").isdigit():
-            warnings.append(f"{name} {value!r} was a string; used {int(text)}")
-            value = int(text)
-        else:
-            warnings.append(f"invalid {name} {value!r} (not a number); using the default {default}")
-            return default
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    if value is None or isinstance(value, bool) or not isinstance(value, int):
-        warnings.append(f"invalid {name} {value!r}; using the default {default}")
-        return default
-    if value <= 0:
-        warnings.append(f"invalid {name} {value} (must be at least 1); using the default {default}")
-        return default
-    if value > maximum:
-        warnings.append(f"{name} {value} is above the maximum {maximum}; using {maximum}")
-        return maximum
+    """Seed 001's rule (``validation.lenient_limit``): not an integer or <= 0 gives ``default``, above
+    ``maximum`` gives the maximum; either way with a warning in ``warnings``."""
+    value, warning = validation.lenient_limit(value, default, maximum, name)
+    if warning:
+        warnings.append(warning)
     return value
 
 
@@ -216,6 +204,11 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     found = run(lambda: caller.memory.search(query, filters=filters, limit=limit, threshold=threshold,
                                              keyword_search=keyword_search, rerank=rerank,
                                              filter_memories=filter_memories, **scope), caller)
+    if isinstance(found, Mapping) and found.get("status") == "error":  # seed 001: both searches failed
+        metadata = stage_report(found.get("metadata"), warnings)
+        metadata["timings_ms"]["total"] = _ms(started)
+        return {"memories": [], "results": [], "count": 0, "status": "error", "message": found.get("message"),
+                "metadata": {"limit": limit, **metadata}}
     memories = extract_memories(found, warnings)[:limit]
     metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
     metadata["timings_ms"]["total"] = _ms(started)
@@ -226,27 +219,37 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
 
 
 def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[str, Any]:
-    """The engine's search trace in the tool's terms: stages requested, run and failed (by flag name),
-    ``fallback_used`` and ``original_error``, timings in ms and warnings."""
-    stages: Mapping[str, Mapping[str, Any]] = (engine or {}).get("stages") or {}
-    requested = [flag for stage, flag in STAGE_FLAGS.items() if stage in stages]
-    run_ = ["semantic_search"] + [STAGE_FLAGS[name] for name, s in stages.items() if name in STAGE_FLAGS and s.get("ran")]
-    failed = {STAGE_FLAGS.get(name, name): s["error"] for name, s in stages.items() if s.get("error")}
+    """The engine's search metadata (seed 001's terms, ``Trace.to_dict``) in the tool's report: stages
+    requested, run and failed (by flag name), ``advanced_retrieval``, ``fallback_used`` and
+    ``original_error`` (and ``fallback_failed``), timings in ms and warnings."""
+    engine = engine or {}
+    stages: Mapping[str, Mapping[str, Any]] = engine.get("stages") or {}
+    run_ = ["semantic_search"] if stages.get("vector", {}).get("ran", not stages) else []
+    run_ += [STAGE_FLAGS[name] for name, s in stages.items() if name in STAGE_FLAGS and s.get("ran")]
+    if stages.get("standard_search", {}).get("ran"):
+        run_.append("standard_search")
+    failed = dict(engine.get("stages_failed") or {})
     for name, error in failed.items():
         warnings.append(f"{name} failed ({error}); the search continued without it")
+    if engine.get("fallback_used"):
+        warnings.append(f"advanced retrieval failed ({engine.get('original_error')}); "
+                        + ("the standard search failed too" if engine.get("fallback_failed")
+                           else "a standard search answered"))
     timings = {("semantic_search" if name == "vector" else STAGE_FLAGS.get(name, name)): s.get("ms", 0.0)
                for name, s in stages.items()}
     report: dict[str, Any] = {
-        "stages_requested": requested,
+        "stages_requested": list(engine.get("stages_requested") or []),
         "stages_run": run_,
         "stages_failed": failed,
-        "advanced_retrieval": len(run_) > 1,
-        "fallback_used": bool((engine or {}).get("fallback_used")),
+        "advanced_retrieval": bool(engine.get("advanced_retrieval")),
+        "fallback_used": bool(engine.get("fallback_used")),
         "timings_ms": timings,
         "warnings": warnings,
     }
-    if (engine or {}).get("original_error"):
-        report["original_error"] = engine["original_error"]  # type: ignore[index]
+    if engine.get("original_error"):
+        report["original_error"] = engine["original_error"]
+    if engine.get("fallback_failed"):
+        report["fallback_failed"] = True
     return report
 
 
@@ -301,23 +304,25 @@ def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
 DEFAULT_CONTEXT_RESULTS = 10
 
 
-def should_search_memory(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+def should_search_memory(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
                          explain: bool = False) -> dict[str, Any]:
     """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal."""
     decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True))
     return decision.model_dump() if explain is True else {"should_search": decision.should_search}
 
 
-def search_memory_with_context(caller: Caller, conversation: Any, *, system_prompt: str | None = "",
+def search_memory_with_context(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
                                user_id: Any = None, agent_id: Any = None,
                                max_results: Any = DEFAULT_CONTEXT_RESULTS) -> dict[str, Any]:
     """``Memory.search_memory_with_context``; the server's default user when the call names neither
-    a user nor an agent."""
+    a user nor an agent (without one: every memory of the store, for an admin caller)."""
     warnings: list[str] = []
     max_results = coerce_limit(max_results, DEFAULT_CONTEXT_RESULTS, caller.memory.limits.max_results, warnings,
                                "max_results")
     if user_id is None and agent_id is None:
         user_id = caller.default_user_id
+        if user_id is None and not caller.admin:
+            raise ToolFailure("a context search over every memory (no user_id or agent_id) needs an admin API key")
     result = run(lambda: caller.memory.search_memory_with_context(
         conversation, system_prompt or "", user_id=user_id, agent_id=agent_id, max_results=max_results), caller)
     if warnings:

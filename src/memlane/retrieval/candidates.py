@@ -38,19 +38,25 @@ class Candidate:
         return out
 
 
+#: the names API clients know a stage by (the search flags); the timeline is a step of keyword_search
+STAGE_NAMES = {"keyword": "keyword_search", "rerank": "rerank", "filter": "filter_memories"}
+
+
 @dataclass
 class Trace:
-    """Which stages ran, how long each took, and what failed (returned as search metadata)."""
+    """Which stages ran, how long each took, and what failed (returned as search metadata).
+
+    Seed 001's terms: a stage that failed and was skipped is in ``stages_failed``; ``fallback_used``
+    and ``original_error`` describe the whole advanced search falling back to a standard search."""
 
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
-    fallback_used: bool = False
-    original_error: str | None = None
+    failed: dict[str, str] = field(default_factory=dict)
 
     @contextmanager
-    def stage(self, name: str, within: str | None = None) -> Iterator[dict[str, Any]]:
+    def stage(self, name: str, within: str | None = None, *, fatal: bool = False) -> Iterator[dict[str, Any]]:
         """Time and guard one stage. ``within`` records it inside an earlier stage's entry (a step of
         that stage: the set of top-level stage names stays what API clients know), whose ``ms`` then
-        includes it."""
+        includes it. A ``fatal`` stage records its error and raises it (the search cannot go on)."""
         entry: dict[str, Any] = {"ran": False}
         parent = self.stages[within] if within is not None else None
         (parent if parent is not None else self.stages)[name] = entry
@@ -60,8 +66,9 @@ class Trace:
             entry["ran"] = True
         except Exception as exc:  # a failing stage degrades the search, it does not fail it
             entry["error"] = f"{type(exc).__name__}: {exc}"
-            self.fallback_used = True
-            self.original_error = self.original_error or f"{name}: {entry['error']}"
+            if fatal:
+                raise
+            self.failed[STAGE_NAMES.get(name, name)] = entry["error"]
             # one line per degraded stage (a search runs often; a traceback per search floods the log)
             log.warning("search stage %s degraded (request %s): %s; continuing without it",
                         name, request_id.get(), one_line(exc))
@@ -71,8 +78,12 @@ class Trace:
             if parent is not None:
                 parent["ms"] = round(parent.get("ms", 0.0) + entry["ms"], 3)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"stages": self.stages, "fallback_used": self.fallback_used, "original_error": self.original_error,
+    def to_dict(self, requested: list[str], fallback_error: str | None = None) -> dict[str, Any]:
+        """The search's ``metadata``. ``advanced_retrieval``: advanced retrieval was requested and
+        answered (false after a fallback, as seed 001's fallback says)."""
+        return {"advanced_retrieval": fallback_error is None, "stages_requested": requested,
+                "stages_failed": dict(self.failed), "fallback_used": fallback_error is not None,
+                "original_error": fallback_error, "stages": self.stages,
                 "total_ms": round(sum(s["ms"] for s in self.stages.values()), 3)}
 
 

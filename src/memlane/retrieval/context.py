@@ -3,13 +3,14 @@
 Pure functions over a conversation and candidate memories; ``Memory`` fetches
 the candidates and calls them (docs/context.md).
 
-* ``decide``: the gate behind ``should_search_memory``. Four signals, each worth
-  ``weight`` points per distinct hit (at most ``max_hits_per_signal`` hits
-  count): memory words (remember, last time, 记得, 上次 ...), question words
-  (what, ?, 什么, 吗 ...), pronouns of an ongoing relationship (my, our, we,
-  我的, 我们 ...) and references to earlier turns (you said, we discussed,
-  你说过, 刚才 ...). Search when the points reach ``threshold``.
-* ``scope_pools``: which memories an agent- or user-scoped call may see.
+* ``decide``: the gate behind ``should_search_memory``. Signals, each worth
+  ``weight`` points per distinct hit (all of them by default, as seed 004
+  scores; ``max_hits_per_signal`` caps them): memory words (remember, last
+  time, 记得, 上次 ...), question words (what, ?, 什么, 吗 ...), pronouns of an
+  ongoing relationship (my, our, we, 我的, 我们 ...) and, in memlane's tuned
+  gate, references to earlier turns (you said, we discussed, 你说过, 刚才 ...).
+  Search when the points reach ``threshold``.
+* ``scope_pools``: which memories a call may see (a user's, an agent's, or all of them).
 * ``score``: a memory's ``match_score`` combines the search terms it contains
   (``context_terms``) with the cosine similarity of the conversation's recent
   turns, so a paraphrase with no shared word is still found.
@@ -76,7 +77,7 @@ class SearchDecision(BaseModel):
     score: float
     threshold: float
     signals: list[SignalScore]
-    #: the user messages the gate read (the last ``recent_turns``)
+    #: the messages the gate read (all of them, or the last ``recent_turns`` user messages)
     turns_read: int
 
 
@@ -106,31 +107,35 @@ def hits(text: str, signal: str) -> list[str]:
     return [marker for _, marker in sorted(found)]
 
 
-def gate_turns(conversation: list[Message], recent_turns: int) -> list[str]:
-    """The texts the gate reads: the last ``recent_turns`` user messages (every non-system message
-    when there is no user message)."""
+def gate_turns(conversation: list[Message], settings: ContextConfig) -> list[str]:
+    """The texts the gate reads: every message (``gate_reads="conversation"``, seed 004), or the last
+    ``recent_turns`` user messages (every non-system message when there is no user message)."""
+    if settings.gate_reads == "conversation":
+        return [m.content for m in conversation]
     said = [m.content for m in conversation if m.role == "user"]
     if not said:
         said = [m.content for m in conversation if m.role != "system"]
-    return said[-recent_turns:]
+    return said[-settings.recent_turns:]
 
 
 def decide(conversation: list[Message], system_prompt: str, settings: ContextConfig) -> SearchDecision:
-    turns = gate_turns(conversation, settings.recent_turns)
+    """The gate's decision; an empty conversation never needs a search (seed 004: empty input is handled
+    gracefully), whatever the system prompt says."""
+    turns = gate_turns(conversation, settings)
     text = "\n".join(turns)
+    cap = settings.max_hits_per_signal
     signals, total = [], 0.0
     for name, (weight_field, _) in SIGNALS.items():
         weight = float(getattr(settings, weight_field))
         found = hits(text, name)
-        in_prompt = hits(system_prompt, name) if system_prompt else []
-        points = weight * (min(len(found), settings.max_hits_per_signal)
-                           + settings.system_prompt_factor * min(len(in_prompt), settings.max_hits_per_signal))
+        in_prompt = hits(system_prompt, name) if system_prompt and turns else []
+        points = weight * (len(found[:cap]) + settings.system_prompt_factor * len(in_prompt[:cap]))
         signals.append(SignalScore(signal=name, weight=weight, hits=found, system_prompt_hits=in_prompt,
                                    points=round(points, 6)))
         total += points
     total = round(total, 6)
-    return SearchDecision(should_search=total >= settings.threshold, score=total, threshold=settings.threshold,
-                          signals=signals, turns_read=len(turns))
+    return SearchDecision(should_search=bool(turns) and total >= settings.threshold, score=total,
+                          threshold=settings.threshold, signals=signals, turns_read=len(turns))
 
 
 # -- what a call may see ---------------------------------------------------------------------------
@@ -139,24 +144,29 @@ def _eq(column: str, value: str | None) -> flt.Node:
     return flt.Compare(flt.Field(column=column), "eq", value)
 
 
-def scope_pools(user_id: str | None, agent_id: str | None) -> dict[str, flt.Node]:
-    """The memories a context search reads, as ``{"agent": where, "user": where}``.
+def scope_pools(user_id: str | None, agent_id: str | None, *, user_ignored: bool = False) -> dict[str, flt.Node]:
+    """The memories a context search reads, as ``{"agent": where, "user": where}`` (or ``{"all": ...}``).
 
     * agent memories: ``agent_id`` = the agent and no ``user_id`` (what the agent knows of itself);
     * with ``user_id``: the user's memories, recorded without an agent or with this agent (not
       those the user shared with a different agent);
     * ``user_id=None`` with ``agent_id``: the memories of every user recorded with this agent
-      (the users it has met). Listing users it never met needs the admin wildcard, not this call.
-
-    The caller validates that at least one id is given.
+      (the users it has met);
+    * neither: every memory of the store (seed 004: "if None, searches all memories"; on the server,
+      the caller's tenant);
+    * ``user_ignored``: the call named a user id that is not a valid id (seed 004: "invalid user IDs
+      are silently ignored"): it names nobody, so no user memories are read, and the call is not
+      widened to every memory.
     """
+    if user_id is None and agent_id is None:
+        return {} if user_ignored else {"all": flt.MATCH_ALL}
     pools: dict[str, flt.Node] = {}
     if agent_id is not None:
         pools["agent"] = flt.conjoin(_eq("agent_id", agent_id), _eq("user_id", None))
     if user_id is not None:
         agents = (flt.Or((_eq("agent_id", None), _eq("agent_id", agent_id))),) if agent_id is not None else ()
         pools["user"] = flt.conjoin(_eq("user_id", user_id), *agents)
-    elif agent_id is not None:
+    elif agent_id is not None and not user_ignored:
         pools["user"] = flt.conjoin(_eq("agent_id", agent_id), flt.Compare(flt.Field(column="user_id"), "exists"))
     return pools
 

@@ -10,11 +10,15 @@
 - **filter** (``filter_memories``): the judge (offline, or the configured LLM) drops results
   that do not answer the query.
 
-Each optional stage runs under a ``Trace``: a failing stage is skipped and reported, never fatal.
+Each optional stage runs under a ``Trace``: a failing stage is skipped and reported
+(``stages_failed``), never fatal. When the advanced search itself fails (embedding the query, the
+vector candidates), a standard search answers instead (``fallback_used``); when that fails too, the
+answer says so (``status: "error"``, ``fallback_failed``) rather than raising (seed 001).
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import date, datetime
 from typing import Any
 
@@ -22,6 +26,7 @@ from memlane import filters as flt
 from memlane import validation
 from memlane.config import MemoryConfig
 from memlane.embeddings import Embeddings
+from memlane.logcontext import one_line, request_id
 from memlane.models import MemoryRecord, Message, text_hash
 from memlane.query import Query
 from memlane.retrieval import context as agent_context
@@ -37,6 +42,8 @@ ACTIVE = flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
 Moment = str | datetime | date | None
+
+log = logging.getLogger("memlane.retrieval")
 
 
 def validity(include_invalid: bool, as_of: Moment) -> flt.Node:
@@ -75,18 +82,56 @@ class Searcher:
             self.embeddings.query_tokens(text)  # one model pass gives the query's vector and its tokens
         return Query(text, self.embeddings.query(text))
 
-    def search(self, query: Query, where: flt.Node, flags: dict[str, bool], limit: int,
+    def search(self, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
                threshold: float | None, as_of: Moment) -> dict[str, Any]:
-        """The memories matching ``where``, best first: the vector search, then the stages in ``flags``."""
-        settings = self.config.retrieval
+        """The memories matching ``where``, best first: a standard search, or with any of ``flags`` the
+        advanced one (seed 001): a stage that fails is skipped (``stages_failed``); when the advanced
+        search itself fails (the query's embedding, the base vector search) a standard search answers
+        (``fallback_used``, ``original_error``); when that fails too, the answer is
+        ``{"memories": [], "results": [], "status": "error", "message", "metadata": {"fallback_failed": true, ...}}``
+        instead of an exception."""
         if not any(flags.values()):
-            hits = self.store.search(query.vector, where, limit, threshold)
-            records = self.as_of([record for record, _ in hits], as_of)
-            return {"results": [record.to_item(score) for record, (_, score) in zip(records, hits)]}
-
+            return {"results": self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold,
+                                              as_of)}
+        requested = [name for name in STAGES if flags[name]]
         trace = Trace()
+        try:
+            results = self._advanced(trace, text, where, flags, limit, threshold, as_of)
+        except Exception as exc:  # seed 001: the advanced search degrades to a standard one, never fails
+            return self._fall_back(trace, requested, one_line(exc), text, where, limit, threshold, as_of)
+        return {"results": results, "metadata": trace.to_dict(requested)}
+
+    def _fall_back(self, trace: Trace, requested: list[str], original: str, text: str, where: flt.Node,
+                   limit: int, threshold: float | None, as_of: Moment) -> dict[str, Any]:
+        """Seed 001's ``_fallback_to_standard_search``: the standard search's answer with the fallback
+        metadata, or, when it fails too, the error answer."""
+        log.warning("advanced search failed (request %s): %s; falling back to a standard search",
+                    request_id.get(), original)
+        try:
+            with trace.stage("standard_search", fatal=True):
+                results = self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold, as_of)
+        except Exception as exc:
+            log.error("standard search failed too (request %s): %s", request_id.get(), one_line(exc))
+            return {"memories": [], "results": [], "status": "error",
+                    "message": f"Both advanced and standard search failed: {one_line(exc)}",
+                    "metadata": {**trace.to_dict(requested, original), "fallback_failed": True}}
+        return {"results": results, "metadata": trace.to_dict(requested, original)}
+
+    def _standard(self, query: Query, where: flt.Node, limit: int, threshold: float | None,
+                  as_of: Moment) -> list[dict[str, Any]]:
+        """The plain vector search: cosine similarity, ``score`` is the cosine."""
+        hits = self.store.search(query.vector, where, limit, threshold)
+        records = self.as_of([record for record, _ in hits], as_of)
+        return [record.to_item(score) for record, (_, score) in zip(records, hits)]
+
+    def _advanced(self, trace: Trace, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
+                  threshold: float | None, as_of: Moment) -> list[dict[str, Any]]:
+        """The vector candidates (a failure here fails the advanced search), then the optional stages,
+        each guarded by ``trace``."""
+        settings = self.config.retrieval
         pool = max(limit, settings.candidates)
-        with trace.stage("vector"):
+        with trace.stage("vector", fatal=True):
+            query = self.query(text, flags)
             candidates = [Candidate(r, s, score=s) for r, s in self.store.search(query.vector, where, pool, None)]
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
@@ -127,7 +172,7 @@ class Searcher:
             item = record.to_item(round(c.score, 6))
             item["scores"] = c.scores()
             results.append(item)
-        return {"results": results, "metadata": trace.to_dict()}
+        return results
 
     def as_of(self, records: list[MemoryRecord], as_of: Moment) -> list[MemoryRecord]:
         """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""
@@ -144,10 +189,13 @@ class Searcher:
                     record.valid_to = record.invalid_reason = record.superseded_by = None
         return records
 
-    def context(self, turns: list[Message], system_prompt: str, ids: dict[str, str],
+    def context(self, turns: list[Message], system_prompt: str, pools: dict[str, flt.Node],
                 max_results: int) -> dict[str, Any]:
-        """``search_memory_with_context``: the memories of each category pool the conversation calls for,
-        by the terms it uses and the meaning of its recent turns (docs/context.md)."""
+        """``search_memory_with_context``: the memories of each pool (``context.scope_pools``) the
+        conversation calls for, by the terms it uses and the meaning of its recent turns
+        (docs/context.md). An empty conversation calls for nothing: the empty groups."""
+        if not turns:
+            return agent_context.group([], [], max_results)
         settings = self.config.context
         terms = context_terms.extract([m.content for m in turns if m.role != "system"], system_prompt,
                                       settings.max_terms)
@@ -155,7 +203,7 @@ class Searcher:
         keywords = Query(" ".join(t.text for t in terms), vector)
         pool = max(settings.candidates, max_results)
         candidates: list[tuple[MemoryRecord, float]] = []
-        for where in agent_context.scope_pools(ids.get("user_id"), ids.get("agent_id")).values():
+        for where in pools.values():
             where = flt.conjoin(where, ACTIVE)
             candidates.extend(self.store.search(vector, where, pool, None))
             if keywords.text:

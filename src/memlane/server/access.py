@@ -16,10 +16,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from memlane import validation
 from memlane.errors import InvalidInputError
 from memlane.keys import Principal
 from memlane.memory import Memory
-from memlane.server.middleware import PRINCIPAL
+from memlane.server.middleware import PRINCIPAL, REQUEST_ID
+from memlane.server.responses import Json
+
+#: seed 001: an invalid limit falls back to this
+SEED_DEFAULT_LIMIT = 5
 from memlane.tenancy import Tenants, widens_scope
 
 
@@ -44,6 +49,32 @@ async def run_search(request: Request, query: str, **arguments: Any) -> dict[str
     if memory.search_is_quick(query, **flags):
         return memory.search(query, **arguments)
     return await run_in_threadpool(functools.partial(memory.search, query, **arguments))
+
+
+def search_limit(request: Request, body: Any, default: int) -> tuple[int, list[str]]:
+    """The limit of a search body under seed 001's rule: ``limit`` or its alias ``top_k`` (both given
+    with different values is an error) when sent, else ``default``; a value that is not a positive
+    integer (``"7"``, ``2.0``, ``null``) gives 5, with a warning for the answer's ``warnings``."""
+    given = [name for name in ("limit", "top_k") if name in body.model_fields_set]
+    if len(given) == 2 and body.limit != body.top_k:
+        raise InvalidInputError("give limit or top_k (its alias), not two different values", field="top_k")
+    if not given:
+        return default, []
+    limit, warning = validation.lenient_limit(getattr(body, given[0]), SEED_DEFAULT_LIMIT,
+                                              tenant_memory(request).limits.max_results, given[0])
+    return limit, [warning] if warning else []
+
+
+def search_answer(request: Request, result: dict[str, Any], warnings: list[str]) -> Json:
+    """A search's response: the result with the limit's ``warnings``; seed 001's error answer (advanced
+    and standard search both failed) as 503 with the request id."""
+    if warnings:
+        result = {**result, "warnings": warnings}
+    if result.get("status") == "error":
+        request_id = request.scope.get(REQUEST_ID)
+        return Json({"detail": f"search failed (request id {request_id}); see the server log",
+                     "request_id": request_id, **result}, status_code=503)
+    return Json(result)
 
 
 def require_admin(request: Request, what: str) -> None:

@@ -28,7 +28,8 @@ from fastapi import APIRouter, Path, Query, Request
 
 from memlane.errors import InvalidInputError, MemoryNotFoundError, ScopeError
 from memlane.server import schemas
-from memlane.server.access import check_scope, json_param, principal, run_search, tenant_memory
+from memlane.server.access import (check_scope, json_param, principal, run_search, search_answer,
+                                   search_limit, tenant_memory)
 from memlane.server.responses import Json
 
 router = APIRouter(tags=["mem0 platform compatibility"])
@@ -88,11 +89,11 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
 async def search(body: schemas.PlatformSearch, request: Request) -> Json:
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
-    limit = body.limit if "limit" in body.model_fields_set and "top_k" not in body.model_fields_set else body.top_k
-    return Json(await run_search(request, body.query.strip(), filters=body.filters, limit=limit or 10,
-                                 threshold=body.threshold, include_invalid=body.show_expired,
-                                 keyword_search=body.keyword_search, rerank=body.rerank,
-                                 filter_memories=body.filter_memories, **_ids(body)))
+    limit, warnings = search_limit(request, body, 10)  # mem0's top_k defaults to 10
+    return search_answer(request, await run_search(
+        request, body.query.strip(), filters=body.filters, limit=limit, threshold=body.threshold,
+        include_invalid=body.show_expired, keyword_search=body.keyword_search, rerank=body.rerank,
+        filter_memories=body.filter_memories, **_ids(body)), warnings)
 
 
 @router.post("/v3/memories/", summary="mem0 client get_all")
@@ -106,7 +107,7 @@ def get_all(
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
     memory = tenant_memory(request)
-    found = memory.get_all(filters=body.filters, limit=memory.limits.max_results,
+    found = memory.get_all(filters=body.filters, limit=body.top_k or memory.limits.max_results,
                            include_invalid=body.show_expired, **_ids(body))
     everything = found["results"]
     graph = {"relations": found["relations"]} if "relations" in found else {}  # graph memory is on (as mem0)

@@ -11,9 +11,10 @@ from typing import Any, Optional
 from fastapi import APIRouter, Path, Query, Request
 
 from memlane import __version__
-from memlane.errors import InvalidInputError, MemoryNotFoundError
+from memlane.errors import MemoryNotFoundError
 from memlane.server import schemas
-from memlane.server.access import check_scope, json_param, require_admin, run_search, tenant_memory
+from memlane.server.access import (check_scope, json_param, require_admin, run_search, search_answer,
+                                   search_limit, tenant_memory)
 from memlane.server.responses import Json
 
 router = APIRouter()
@@ -48,14 +49,16 @@ def list_memories(
     request: Request,
     user_id: Optional[str] = UserQ, agent_id: Optional[str] = AgentQ, run_id: Optional[str] = RunQ,
     filters: Optional[str] = FiltersQ,
-    limit: int = Query(100, ge=1, le=schemas.MAX_RESULTS),
+    limit: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="at most this many (default 100)"),
+    top_k: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="mem0's name for limit"),
     include_invalid: bool = Query(False, description="also list invalidated memories"),
     as_of: Optional[str] = Query(None, max_length=64, description="ISO-8601 time: what was valid then, as it read"),
 ) -> Json:
     parsed = json_param(filters, "filters")
     check_scope(request, parsed)
     return Json(tenant_memory(request).get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed,
-                                               limit=limit, include_invalid=include_invalid, as_of=as_of))
+                                               limit=limit, top_k=top_k, include_invalid=include_invalid,
+                                               as_of=as_of))
 
 
 @router.post("/memories/cleanup", tags=["maintenance"], summary="Invalidate a scope's memories beyond the newest")
@@ -117,15 +120,16 @@ def memory_history(request: Request, memory_id: str = MemoryId) -> list[dict[str
 @router.post("/search", tags=["memories"], summary="Search a scope's memories by meaning")
 async def search_memories(body: schemas.SearchRequest, request: Request) -> Json:
     """``score`` is the cosine similarity of query and memory; ``threshold`` keeps
-    ``score >= threshold``. ``limit`` (or its alias ``top_k``) defaults to 100."""
-    if body.limit is not None and body.top_k is not None and body.limit != body.top_k:
-        raise InvalidInputError("give limit or top_k (its alias), not two different values", field="top_k")
+    ``score >= threshold``. ``limit`` (or its alias ``top_k``) defaults to 100; a value that is not a
+    positive integer gives 5 with a warning (seed 001). With a retrieval flag, a search whose advanced
+    and standard attempts both failed answers 503 with ``{"memories": [], "status": "error", ...}``."""
+    limit, warnings = search_limit(request, body, 100)
     check_scope(request, body.filters)
-    return Json(await run_search(
+    return search_answer(request, await run_search(
         request, body.query, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id, filters=body.filters,
-        limit=body.limit or body.top_k or 100, threshold=body.threshold, include_invalid=body.include_invalid,
+        limit=limit, threshold=body.threshold, include_invalid=body.include_invalid,
         as_of=body.as_of, keyword_search=body.keyword_search, rerank=body.rerank,
-        filter_memories=body.filter_memories))
+        filter_memories=body.filter_memories), warnings)
 
 
 @router.get("/messages", tags=["memories"], summary="The raw messages stored for a scope, oldest first")

@@ -66,8 +66,9 @@ class SearchRequest(Strict):
     agent_id: Id = None
     run_id: Id = None
     filters: Optional[dict[str, Any]] = Field(None, description="memlane filter language (see docs/filters.md)")
-    limit: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="results to return (default 100)")
-    top_k: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="alias of limit")
+    # any JSON value: seed 001's rule decides (server/access.search_limit), not pydantic, which reads "7" as 7
+    limit: Any = Field(None, description="results to return (default 100); not a positive integer: 5, with a warning")
+    top_k: Any = Field(None, description="alias of limit")
     threshold: Optional[float] = Field(None, description="keep results with score >= threshold (cosine, -1..1)")
     include_invalid: StrictBool = Field(False, description="also return invalidated memories")
     as_of: Optional[str] = Field(None, max_length=64, description="ISO-8601 time: what was valid then")
@@ -131,8 +132,8 @@ class PlatformAdd(Lenient):
 class PlatformSearch(Lenient):
     query: Text
     filters: Optional[dict[str, Any]] = None
-    top_k: int = Field(10, ge=1, le=MAX_RESULTS)
-    limit: Optional[int] = Field(None, ge=1, le=MAX_RESULTS)
+    top_k: Any = Field(10, description="results to return (default 10); not a positive integer: 5, with a warning")
+    limit: Any = Field(None, description="alias of top_k")
     threshold: Optional[float] = 0.1
     show_expired: StrictBool = False
     keyword_search: Optional[StrictBool] = None
@@ -146,6 +147,7 @@ class PlatformSearch(Lenient):
 
 class PlatformList(Lenient):
     filters: Optional[dict[str, Any]] = None
+    top_k: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="at most this many (mem0's get_all)")
     show_expired: StrictBool = False
     user_id: Id = None
     agent_id: Id = None
@@ -154,7 +156,8 @@ class PlatformList(Lenient):
 
 
 class PlatformUpdate(Lenient):
-    text: Optional[Text] = None
+    text: Optional[Text] = Field(None, validation_alias=AliasChoices("text", "data"),
+                                 description="the new text; mem0's 'data' is accepted too")
     metadata: Optional[dict[str, Any]] = None
     timestamp: Optional[Union[int, float, str]] = None
     expiration_date: Optional[str] = None
