@@ -110,6 +110,10 @@ CHANGES = [  # (first, second, the old memory's word that must not stay active u
     ("Favourite editor: Vim", "Favourite editor: Helix", "Vim", "Helix"),
     ("我喜欢看电影。", "我现在不怎么看电影了，更喜欢看书。", "用户喜欢看电影", "看书"),
     ("我在阿里工作。", "我已经离职了，现在自己创业。", "用户在阿里工作", "创业"),
+    # an agent's notes negated by a contraction ("doesn't" was read as the same fact, "isn't" as no statement)
+    ("User likes pizza", "User doesn't like pizza", "User likes pizza", "doesn't"),
+    ("Marco is vegetarian", "Marco isn't vegetarian anymore", "Marco is vegetarian", "isn't"),
+    ("The user can swim", "The user can't swim", "User can swim", "can't"),
 ]
 
 

@@ -269,7 +269,7 @@ def _capitalized_name(word: str) -> bool:
 
 def subject_of(sentence: str) -> str | None:
     """Who a third-person statement is about: "user", "name", "pronoun", or None."""
-    words = re.findall(r"[A-Za-z]+(?:['’]s)?", sentence)
+    words = re.findall(r"[A-Za-z]+(?:['’][a-z]+)?", sentence)
     if not words:
         return None
     first = words[0]
@@ -283,7 +283,18 @@ def subject_of(sentence: str) -> str | None:
     if first != name:  # "Marco's sister lives in Rome"
         return "name"
     following = [w for w in words[1:4] if not is_adverb(w)][:1]  # "Marco (also) plays …", "Marco is …"
-    return "name" if following and verb_form(following[0]) in ("VBZ", "VBD", "MD") else None
+    return "name" if following and verb_form(_without_not(following[0])) in ("VBZ", "VBD", "MD") else None
+
+
+_IRREGULAR_NOT = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is"}
+
+
+def _without_not(word: str) -> str:
+    """The auxiliary of a negative contraction ("isn't" -> "is", "doesn't" -> "does"); other words as they are."""
+    lowered = word.lower().replace("’", "'")
+    if lowered in _IRREGULAR_NOT:
+        return _IRREGULAR_NOT[lowered]
+    return word[:-3] if lowered.endswith("n't") else word
 
 
 def is_bare_predicate(sentence: str) -> bool:

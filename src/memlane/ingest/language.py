@@ -126,15 +126,20 @@ def without(text: str, phrases: tuple[str, ...]) -> str:
 
 
 def contains_any(text: str, markers: tuple[str, ...]) -> bool:
-    """Phrase match: whole words for English markers, substrings for Chinese ones."""
+    """Phrase match: whole words for English markers, substrings for Chinese ones. A clitic marker
+    ("n't", "'ll") is part of the word before it, so it matches at that word's end ("doesn't")."""
     lowered = to_simplified(text).lower().replace("’", "'")
     for marker in markers:
         if has_cjk(marker):
             if marker in lowered:
                 return True
-        elif re.search(r"(?<![a-z])" + re.escape(marker) + r"(?![a-z])", lowered):
+        elif re.search(("" if _is_clitic(marker) else r"(?<![a-z])") + re.escape(marker) + r"(?![a-z])", lowered):
             return True
     return False
+
+
+def _is_clitic(marker: str) -> bool:
+    return marker.startswith("'") or marker.startswith("n'")
 
 
 def scale_values(text: str) -> set[str]:

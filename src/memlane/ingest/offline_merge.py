@@ -24,8 +24,7 @@ def specificity(text: str) -> tuple[int, int]:
 
 
 def _negated(text: str) -> bool:
-    """A negation, contractions included ("doesn't", which the word-bounded markers do not see)."""
-    return offline_reconcile.negated(text) or "n't" in text.lower().replace("’", "'")
+    return offline_reconcile.negated(text)
 
 
 def disagree(older: str, newer: str, similarity: float) -> bool:
