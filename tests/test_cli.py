@@ -45,6 +45,25 @@ def test_search_stage_flags(cli):
     assert "XJ-9000" in table and "stages: vector" in table and "keyword" in table
 
 
+
+@pytest.mark.model
+def test_search_reports_a_skipped_stage_and_fails_when_both_searches_fail(cli, tmp_path):
+    """Seed 001 on the command line: a failed stage is a warning beside the answer; when the advanced
+    and the standard search both fail, the error answer is an error with status 1, not a table."""
+    import sqlite3
+
+    cli("add", "Order XJ-9000 shipped on Monday", "--user", "alice", "--no-infer")
+    store = tmp_path / "home" / "memlane.db"
+    with sqlite3.connect(store) as con:
+        con.execute("DROP TABLE memories_fts")
+    degraded = cli("search", "XJ-9000", "-u", "alice", "--keyword")
+    assert "XJ-9000" in degraded.stdout
+    assert "stage keyword_search failed and was skipped" in degraded.output
+    with sqlite3.connect(store) as con:
+        con.execute("DROP TABLE memories")
+    failed = cli("search", "XJ-9000", "-u", "alice", "--keyword", ok=False)
+    assert failed.exit_code == 1 and "Both advanced and standard search failed" in failed.output
+
 def test_errors_are_one_line_messages_with_status_1(cli):
     result = cli("search", "q", ok=False)
     assert result.exit_code == 1 and "give at least one of --user, --agent or --run" in result.stderr

@@ -136,14 +136,20 @@ def search(
     if as_json:
         _print_json(result)
         return
+    if result.get("status") == "error":  # seed 001: the advanced search and the standard one both failed
+        errors.print(f"[red]error:[/red] {escape(str(result['message']))}", highlight=False)
+        raise typer.Exit(1)
     render.print_memories(console, result["results"], title=f"search: {query}", empty="no matching memories")
     render.print_relations(console, result.get("relations"))
     meta = result.get("metadata")
     if meta:
-        ran = ", ".join(f"{name} {stage['ms']:.0f} ms" for name, stage in meta["stages"].items() if stage["ran"])
+        ran = ", ".join(f"{name} {stage['ms']:.0f} ms" for name, stage in meta.get("stages", {}).items() if stage["ran"])
         console.print(f"[dim]stages: {ran}[/dim]", highlight=False)
-        if meta["fallback_used"]:
-            errors.print(f"[yellow]warning:[/yellow] a stage failed and was skipped: "
+        for stage, error in (meta.get("stages_failed") or {}).items():
+            errors.print(f"[yellow]warning:[/yellow] stage {stage} failed and was skipped: {escape(str(error))}",
+                         highlight=False)
+        if meta.get("fallback_used"):
+            errors.print(f"[yellow]warning:[/yellow] advanced retrieval failed, a standard search answered: "
                          f"{escape(str(meta['original_error']))}", highlight=False)
 
 
