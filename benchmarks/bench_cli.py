@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import write_report  # noqa: E402
 
-from memlane import local_server  # noqa: E402
+from memlane.hosting import local_server  # noqa: E402
 
 COMMANDS = {
     "add": ["add", "I keep bees on the roof", "--user", "alice", "--no-infer", "--json"],

@@ -32,13 +32,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from memlane import Memory, validation  # noqa: E402
-from memlane.config import ContextConfig  # noqa: E402
+from memlane import Memory
+from memlane.core import validation  # noqa: E402
+from memlane.core.config import ContextConfig  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
-from memlane.models import MemoryRecord  # noqa: E402
+from memlane.core.models import MemoryRecord  # noqa: E402
 from memlane.retrieval import context  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
-from memlane.timeutil import now_iso  # noqa: E402
+from memlane.core.timeutil import now_iso  # noqa: E402
 from common import sentence, summary, unit_vectors, write_report  # noqa: E402
 
 TEMPLATES = [

@@ -49,12 +49,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from memlane import scope, timeutil  # noqa: E402
+from memlane.core import scope, timeutil  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
-from memlane.ids import new_id  # noqa: E402
+from memlane.core.ids import new_id  # noqa: E402
 from memlane.memory import Memory  # noqa: E402
-from memlane.models import text_hash  # noqa: E402
-from memlane.models import MemoryRecord  # noqa: E402
+from memlane.core.models import text_hash  # noqa: E402
+from memlane.core.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.base import Delete, Update  # noqa: E402
 
@@ -301,7 +301,7 @@ def bytes_written() -> int:
 
 
 def new_memory_id() -> str:
-    """Ids as ``Memory.insert`` makes them (time-ordered UUIDv7, ``memlane.ids``). The id order drives
+    """Ids as ``Memory.insert`` makes them (time-ordered UUIDv7, ``memlane.core.ids``). The id order drives
     the write cost of the ``id`` and ``history.memory_id`` indexes, so keep this in step with memlane."""
     return new_id()
 

@@ -49,7 +49,7 @@ import numpy as np
 from memlane.documents import Documents
 from memlane.documents.late_interaction import to_half
 from memlane.documents.models import PageWrite
-from memlane.ids import new_id
+from memlane.core.ids import new_id
 from common import write_report
 
 

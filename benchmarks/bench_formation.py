@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from memlane import Memory  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
-from memlane.models import NewMemory  # noqa: E402
+from memlane.core.models import NewMemory  # noqa: E402
 
 CITIES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Nairobi", "Lima", "Hanoi", "Porto", "Quito", "Tallinn", "Perth", "Cork"]
 FOODS = ["ramen", "tacos", "falafel", "paella", "pho", "sushi", "curry", "pierogi", "dumplings", "risotto"]
@@ -114,7 +114,7 @@ def offline(scope_size: int, adds: int, embedder: LocalEmbedder) -> dict:
 
 
 def memory_messages(text: str):
-    from memlane.models import Message
+    from memlane.core.models import Message
 
     return [Message(role="user", content=text)]
 

@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memlane import Memory  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
-from memlane.graph_models import Entity, GraphChanges, Relation  # noqa: E402
+from memlane.core.graph_models import Entity, GraphChanges, Relation  # noqa: E402
 from memlane.graph.resolve import normalize  # noqa: E402
-from memlane.models import MemoryRecord  # noqa: E402
+from memlane.core.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
-from memlane.timeutil import now_iso  # noqa: E402
+from memlane.core.timeutil import now_iso  # noqa: E402
 from common import PLACES, SUBJECTS, pct, sentence, summary, unit_vectors, write_report  # noqa: E402
 
 PEOPLE = ["Sarah", "Tom", "Mia", "Omar", "Lena", "Raj", "Ana", "Yuki", "Ben", "Zoe", "Ivan", "Nia"]

@@ -37,13 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 from common import write_report  # noqa: E402
-from memlane import Memory, timeutil  # noqa: E402
+from memlane import Memory
+from memlane.core import timeutil  # noqa: E402
 from memlane.embeddings.hashing import HashingEmbedder  # noqa: E402
-from memlane.ids import new_id  # noqa: E402
+from memlane.core.ids import new_id  # noqa: E402
 from memlane.maintenance.similar import similar_pairs  # noqa: E402
-from memlane.models import MemoryRecord, text_hash  # noqa: E402
+from memlane.core.models import MemoryRecord, text_hash  # noqa: E402
 from memlane.retrieval.searcher import ACTIVE  # noqa: E402
-from memlane import filters as flt  # noqa: E402
+from memlane.core import filters as flt  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 
 DIMS = 384

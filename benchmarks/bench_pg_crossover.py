@@ -24,9 +24,9 @@ import numpy as np
 
 from bench_postgres import DIMS, NOW, centres_and_spread, clustered, set_shared_buffers, start_server, stats_ms
 from common import write_report
-from memlane import scope
-from memlane.ids import new_id
-from memlane.models import MemoryRecord
+from memlane.core import scope
+from memlane.core.ids import new_id
+from memlane.core.models import MemoryRecord
 from memlane.store import ChangeSet
 from memlane.store.postgres import PostgresDatabase, PostgresStore
 

@@ -36,9 +36,9 @@ from datetime import datetime, timezone
 import numpy as np
 import psycopg
 
-from memlane import scope
-from memlane.ids import new_id
-from memlane.models import MemoryRecord
+from memlane.core import scope
+from memlane.core.ids import new_id
+from memlane.core.models import MemoryRecord
 from memlane.store import ChangeSet
 from memlane.store.postgres import PostgresDatabase, PostgresStore, copy_history
 from memlane.store.postgres_schema import index_name
@@ -86,7 +86,7 @@ def text_copy(store: PostgresStore, batch: list[MemoryRecord]) -> None:
     text form, the tsvector as text. Kept here as the baseline of the A/B."""
     from psycopg.types.json import Jsonb
 
-    from memlane import keywords
+    from memlane.text import keywords
 
     token = keywords.scope_token("tenant", store.tenant)
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memlane import Memory  # noqa: E402
 from memlane.embeddings.local import LocalEmbedder  # noqa: E402
-from memlane.models import MemoryRecord  # noqa: E402
+from memlane.core.models import MemoryRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
-from memlane.timeutil import now_iso  # noqa: E402
+from memlane.core.timeutil import now_iso  # noqa: E402
 from common import MEMORY_QUERIES as QUERIES, MEMORY_TEMPLATES as TEMPLATES  # noqa: E402
 from common import pct, sentence, summary, unit_vectors, write_report  # noqa: E402
 

@@ -27,10 +27,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from common import summary, unit_vectors, write_report  # noqa: E402
-from memlane import scope, timeutil  # noqa: E402
-from memlane.ids import new_id  # noqa: E402
+from memlane.core import scope, timeutil  # noqa: E402
+from memlane.core.ids import new_id  # noqa: E402
 from memlane.memory import text_hash  # noqa: E402
-from memlane.models import MemoryRecord, MessageRecord  # noqa: E402
+from memlane.core.models import MemoryRecord, MessageRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.base import Invalidate  # noqa: E402
 from memlane.store.scope_counts import scope_counts_sql  # noqa: E402

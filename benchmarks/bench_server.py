@@ -277,13 +277,13 @@ def loadgen_main(config_path: str) -> int:
 def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -> dict:
     import numpy as np
 
-    from memlane import timeutil
+    from memlane.core import timeutil
     from memlane.embeddings.local import LocalEmbedder
-    from memlane.keys import KeyStore
+    from memlane.hosting.keys import KeyStore
     from memlane.memory import Memory
-    from memlane.models import MemoryRecord, text_hash
+    from memlane.core.models import MemoryRecord, text_hash
     from memlane.store import ChangeSet
-    from memlane.tenancy import Tenants
+    from memlane.hosting.tenancy import Tenants
 
     rng = random.Random(seed)
     embedder = LocalEmbedder()

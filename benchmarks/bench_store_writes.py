@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import memlane
-from memlane.models import MemoryRecord
+from memlane.core.models import MemoryRecord
 from memlane.store import ChangeSet
 from memlane.store.base import Delete, Invalidate, Update
 

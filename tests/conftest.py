@@ -124,7 +124,7 @@ def cli(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
     from typer.testing import CliRunner
 
-    from memlane.cli import app
+    from memlane.cli.app import app
 
     runner = CliRunner()
 

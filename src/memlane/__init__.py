@@ -6,7 +6,7 @@
     m.search("what food does alice like?", user_id="alice")
 """
 
-from memlane.errors import (
+from memlane.core.errors import (
     ConfigError,
     EmbedderMismatchError,
     EmbeddingError,

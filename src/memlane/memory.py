@@ -15,13 +15,13 @@ from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
-from memlane import config as config_mod
-from memlane import filters as flt
-from memlane import scope, timeutil, validation
+from memlane.core import config as config_mod
+from memlane.core import filters as flt
+from memlane.core import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder
-from memlane.errors import InvalidInputError, MemoryNotFoundError
-from memlane.graph_memory import GraphMemory, graph_scope, lookup_pool
-from memlane.ids import new_id
+from memlane.core.errors import InvalidInputError, MemoryNotFoundError
+from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
+from memlane.core.ids import new_id
 from memlane.ingest import create_engine, offline_extract
 from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import EXPIRED, Context, plan
@@ -29,7 +29,7 @@ from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Candidates, Engine, FormationFailed
 from memlane.maintenance import plans as maintenance
 from memlane.maintenance.similar import groups, similar_pairs
-from memlane.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
+from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store

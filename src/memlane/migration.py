@@ -49,10 +49,10 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from memlane import vectors
-from memlane.errors import EmbedderMismatchError, InvalidInputError, StoreError
-from memlane.graph_models import Entity, GraphChanges, Relation
-from memlane.models import MemoryRecord, MessageRecord
+from memlane.core import vectors
+from memlane.core.errors import EmbedderMismatchError, InvalidInputError, StoreError
+from memlane.core.graph_models import Entity, GraphChanges, Relation
+from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import sqlite_schema
 
 #: Tables copied, in this order. Messages first: memories name them as provenance; graph

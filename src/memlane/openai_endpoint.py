@@ -1,7 +1,7 @@
 """The settings of an OpenAI-compatible endpoint (OpenAI, Ollama, LM Studio, vLLM), shared by the
 embedder (``embeddings/openai.py``) and the chat model (``llms/openai.py``): where it is, the key,
 the timeout and retries, mem0's ``<server>_base_url`` aliases, the official SDK client made from
-them, and which failures are worth a retry within a call's deadline (``memlane.deadline``)."""
+them, and which failures are worth a retry within a call's deadline (``memlane.core.deadline``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from memlane.deadline import retry_after_status
-from memlane.errors import ConfigError
-from memlane.registry import Registry
+from memlane.core.deadline import retry_after_status
+from memlane.core.errors import ConfigError
+from memlane.core.registry import Registry
 
 #: Provider names of OpenAI-compatible servers: default endpoint and the mem0 config key that names it.
 SERVERS = {

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from memlane import scope, timeutil, validation
-from memlane.errors import InvalidInputError
-from memlane.filters import Node
-from memlane.ids import new_id
+from memlane.core import scope, timeutil, validation
+from memlane.core.errors import InvalidInputError
+from memlane.core.filters import Node
+from memlane.core.ids import new_id
 from memlane.memory import Memory
-from memlane.models import MEMORY_TYPES, Message, MessageRecord, NewMemory
+from memlane.core.models import MEMORY_TYPES, Message, MessageRecord, NewMemory
 from memlane.store import ChangeSet
 
 _SCOPE = ("user_id", "agent_id", "run_id")

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from memlane import timeutil
-from memlane.ids import new_id
-from memlane.models import MemoryRecord
+from memlane.core import timeutil
+from memlane.core.ids import new_id
+from memlane.core.models import MemoryRecord
 from memlane.store import postgres
 from memlane.store.base import ChangeSet, Update
 from memlane.store.postgres import PostgresDatabase, PostgresStore

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memlane.keys import KeyStore
+from memlane.hosting.keys import KeyStore
 from memlane.server import ServerSettings, create_app
 from support.live_server import LiveServer
 

@@ -19,10 +19,10 @@ from typing import Any, Literal, Optional, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from memlane.deadline import DeadlineExceeded, call_within, retry_after_status
+from memlane.core.deadline import DeadlineExceeded, call_within, retry_after_status
 from memlane.embeddings.base import unit_rows
-from memlane.errors import ConfigError, EmbeddingError, UnsupportedInputError
-from memlane.registry import Registry
+from memlane.core.errors import ConfigError, EmbeddingError, UnsupportedInputError
+from memlane.core.registry import Registry
 
 Task = Literal["query", "document", "image"]
 
@@ -225,7 +225,7 @@ class HttpMultiVectorEncoder:
 
     Inputs go in batches of ``batch_size``; each request is retried ``retries`` times after a
     timeout, a connection error, 429 or 5xx (other 4xx are the caller's fault and are not retried),
-    within one deadline of ``timeout`` seconds for the request, retries included (``memlane.deadline``).
+    within one deadline of ``timeout`` seconds for the request, retries included (``memlane.core.deadline``).
     A reply that is not the documented shape, has the wrong number of items or wrong-sized vectors
     is an ``EmbeddingError`` naming what was wrong; nothing partial is returned.
     """

@@ -1,8 +1,8 @@
-"""Errors of document collections; all are ``memlane.errors`` types, so callers catch them the same way."""
+"""Errors of document collections; all are ``memlane.core.errors`` types, so callers catch them the same way."""
 
 from __future__ import annotations
 
-from memlane.errors import InvalidInputError, MemlaneError
+from memlane.core.errors import InvalidInputError, MemlaneError
 
 
 class DocumentsNotFoundError(MemlaneError, LookupError):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from memlane import config as config_mod
+from memlane.core import config as config_mod
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
@@ -37,9 +37,9 @@ from memlane.documents.models import (
     PageWrite,
 )
 from memlane.documents.store import DocumentStore
-from memlane.errors import ConfigError, InvalidInputError, UnsupportedInputError
-from memlane.filters import MATCH_ALL, Node
-from memlane.ids import new_id
+from memlane.core.errors import ConfigError, InvalidInputError, UnsupportedInputError
+from memlane.core.filters import MATCH_ALL, Node
+from memlane.core.ids import new_id
 
 #: pages encoded per model call while upserting (and per progress step)
 ENCODE_BATCH = 16

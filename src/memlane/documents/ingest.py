@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from memlane.errors import InvalidInputError
+from memlane.core.errors import InvalidInputError
 
 KINDS = ("text", "markdown", "pdf", "image")
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")

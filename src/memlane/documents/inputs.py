@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memlane.config import DocumentsConfig
+from memlane.core.config import DocumentsConfig
 from memlane.documents import ingest
 from memlane.documents import query_filter as qf
 from memlane.documents.models import RESERVED_COLLECTION_NAMES
-from memlane.errors import InvalidInputError
-from memlane.filters import Node
+from memlane.core.errors import InvalidInputError
+from memlane.core.filters import Node
 
 MAX_NAME_CHARS = 256
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memlane.errors import ConfigError, InvalidInputError
+from memlane.core.errors import ConfigError, InvalidInputError
 
 HALF = np.dtype("<f2")
 

@@ -24,7 +24,7 @@ from memlane.documents.encoders import MultiVectorEncoder
 from memlane.documents.late_interaction import PageIndex, from_fde, from_half, to_fde
 from memlane.documents.models import PageWrite, StoredVectors
 from memlane.documents.store import DocumentStore
-from memlane.errors import EmbedderMismatchError, StoreError
+from memlane.core.errors import EmbedderMismatchError, StoreError
 
 _log = logging.getLogger(__name__)
 

@@ -3,11 +3,11 @@
     {"on": "document" | "collection", "key": str | [str], "value": ..., "lookup": L}
     L := key_lookup (default) | contains | contained_by | has_key | has_keys | has_any_keys
 
-The lookups are those of memlane's one filter language (``memlane.filters``), which
+The lookups are those of memlane's one filter language (``memlane.core.filters``), which
 parses them, validates them (``key_lookup``, ``contains`` and ``contained_by`` need a
 string key and a value; ``has_key`` a string key and no value; ``has_keys`` and
 ``has_any_keys`` a list of keys and no value) and compiles them per backend with the
-semantics of ``memlane.jsonmatch`` (jsonb ``@>``, ``<@``, ``?``, ``?&``, ``?|``). This
+semantics of ``memlane.core.jsonmatch`` (jsonb ``@>``, ``<@``, ``?``, ``?&``, ``?|``). This
 module only adds the defaults of seed 003 (``on: document``, ``lookup: key_lookup``),
 the ``AND`` / ``OR`` / ``NOT`` of several lookups, and which records a filter is about.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memlane import filters as flt
-from memlane.errors import FilterError
+from memlane.core import filters as flt
+from memlane.core.errors import FilterError
 
 TARGETS = ("document", "collection")
 _LOOKUP_KEYS = {"on", "key", "value", "lookup"}

@@ -21,7 +21,7 @@ from memlane.documents.models import (
     StoredVectors,
     UpsertResult,
 )
-from memlane.filters import Node
+from memlane.core.filters import Node
 
 #: the columns every backend reads for a document (joined with its collection)
 DOCUMENT_COLUMNS = ("d.id, d.collection_id, c.name, d.name, d.metadata, d.source, d.created_at, d.updated_at,"

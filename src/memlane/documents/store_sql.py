@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from memlane import timeutil
+from memlane.core import timeutil
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
 from memlane.documents.models import (
     CollectionRecord,
@@ -24,9 +24,9 @@ from memlane.documents.models import (
     UpsertResult,
 )
 from memlane.documents.store import COLLECTION_COLUMNS, DOCUMENT_COLUMNS, HIT_COLUMNS
-from memlane.errors import StoreError
-from memlane.filters import MATCH_ALL, Node
-from memlane.ids import new_id
+from memlane.core.errors import StoreError
+from memlane.core.filters import MATCH_ALL, Node
+from memlane.core.ids import new_id
 from memlane.store.sql_filters import FilterCompiler
 
 T = TypeVar("T")

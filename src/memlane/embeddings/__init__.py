@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memlane.config import ProviderSpec, validate
+from memlane.core.config import ProviderSpec, validate
 from memlane.embeddings.base import Embedder, unit_rows
 from memlane.embeddings.cache import Embeddings
 from memlane.openai_endpoint import register_servers
-from memlane.registry import Registry
+from memlane.core.registry import Registry
 
 __all__ = ["Embedder", "Embeddings", "create_embedder", "unit_rows", "EMBEDDERS"]
 

@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from memlane.errors import EmbeddingError
+from memlane.core.errors import EmbeddingError
 
 Purpose = Literal["document", "query"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from memlane.embeddings.base import Embedder, unit_rows
-from memlane.vectors import pool_tokens
+from memlane.core.vectors import pool_tokens
 
 #: query token vectors are kept unpooled up to this many word pieces
 QUERY_TOKENS = 64

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlane.errors import ConfigError, EmbeddingError
+from memlane.core.errors import ConfigError, EmbeddingError
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 

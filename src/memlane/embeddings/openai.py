@@ -2,7 +2,7 @@
 through the official ``openai`` SDK.
 
 ``timeout`` is one deadline per embedding request (a batch of ``batch_size`` texts), retries
-included (``memlane.deadline``): a hung endpoint holds a search or an ``add`` for at most
+included (``memlane.core.deadline``): a hung endpoint holds a search or an ``add`` for at most
 ``timeout`` seconds, however large ``max_retries`` is."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from memlane.deadline import DeadlineExceeded, call_within
-from memlane.errors import ConfigError, EmbeddingError
+from memlane.core.deadline import DeadlineExceeded, call_within
+from memlane.core.errors import ConfigError, EmbeddingError
 from memlane.openai_endpoint import EndpointConfig, client, retry_after
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}

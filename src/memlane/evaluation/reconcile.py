@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memlane.memory import Memory
-from memlane.models import NewMemory
+from memlane.core.models import NewMemory
 
 
 @dataclass

@@ -6,6 +6,6 @@ Pipelines decide, the facade applies: extraction (``extract``, ``rules``,
 values; ``memory.py`` reads the store, calls them and writes the outcome.
 """
 
-from memlane.graph_models import Entity, Relation, Triple
+from memlane.core.graph_models import Entity, Relation, Triple
 
 __all__ = ["Entity", "Relation", "Triple"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from memlane.graph import rules
-from memlane.models import Message
+from memlane.core.models import Message
 
 
 class GraphExtractionFailed(Exception):

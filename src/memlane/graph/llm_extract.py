@@ -13,10 +13,10 @@ from pydantic import ValidationError
 
 from memlane.graph.extract import GraphExtractionFailed
 from memlane.graph.prompts import RELATION_EXTRACTION
-from memlane.graph_models import USER, Triple
+from memlane.core.graph_models import USER, Triple
 from memlane.llms import LLM
 from memlane.llms.parsing import LLMOutputError, ask_json
-from memlane.models import Message
+from memlane.core.models import Message
 
 _FIRST_PERSON = {"user", "i", "me", "myself", "我", "用户", "使用者"}
 _REPAIR = ("Your previous answer could not be used: {problem}. Answer again with only the JSON object "

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memlane.graph.resolve import normalize
-from memlane.graph_models import Entity, Relation
+from memlane.core.graph_models import Entity, Relation
 
 #: the query asks about the user: first person, or "the user" / 用户 as agents phrase it
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|user|user's)\b|我|用户|用戶|使用者", re.IGNORECASE)

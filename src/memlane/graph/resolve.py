@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memlane.graph_models import Entity
-from memlane.textnorm import to_simplified
+from memlane.core.graph_models import Entity
+from memlane.text.normalize import to_simplified
 
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+")
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memlane.graph_models import USER, Triple
+from memlane.core.graph_models import USER, Triple
 
 # -- English ---------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 Pipelines decide, the facade applies: nothing here opens the store.
 """
 
-from memlane.config import MemoryConfig
+from memlane.core.config import MemoryConfig
 from memlane.ingest.types import Engine
 
 

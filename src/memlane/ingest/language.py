@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import Literal
 
 from memlane.ingest import lexicon
-from memlane.textnorm import CJK as _CJK
-from memlane.textnorm import has_cjk, to_simplified
+from memlane.text.normalize import CJK as _CJK
+from memlane.text.normalize import has_cjk, to_simplified
 
 Script = Literal["en", "zh-Hans", "zh-Hant"]
 

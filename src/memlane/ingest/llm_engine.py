@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memlane.config import MemoryConfig
+from memlane.core.config import MemoryConfig
 from memlane.ingest import offline_extract, prompts
 from memlane.ingest.offline import OfflineEngine
 from memlane.ingest.types import Candidates, Decision, Fact, FormationFailed
 from memlane.llms import LLM, LLMError, create_llm
 from memlane.llms.parsing import LLMOutputError, ask_json
-from memlane.models import MEMORY_TYPES, Message
+from memlane.core.models import MEMORY_TYPES, Message
 
 EVENTS = ("ADD", "UPDATE", "DELETE", "NONE")
 _FORGET_PREFIXES = ("forget:", "forget：", "忘记：", "忘记:", "删除：", "删除:")

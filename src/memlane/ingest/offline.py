@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memlane.ingest import offline_extract, offline_merge, offline_reconcile
 from memlane.ingest.types import Candidates, Decision, Fact
-from memlane.models import Message
+from memlane.core.models import Message
 
 _STEP_CHARS = 240
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from memlane.ingest import english, language, lexicon
 from memlane.ingest.types import Fact
-from memlane.models import Message
+from memlane.core.models import Message
 
 _FIRST_PERSON_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I)
 _YOU_EN = re.compile(r"\b(you|your|yours)\b", re.I)

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from memlane.ids import new_id
+from memlane.core.ids import new_id
 from memlane.ingest.types import Candidates, Decision, Fact
-from memlane.models import MemoryRecord
-from memlane.store.base import ChangeSet, Invalidate, Update
+from memlane.core.models import MemoryRecord
+from memlane.core.changes import ChangeSet, Invalidate, Update
 
 
 #: the ``invalid_reason`` of a memory added with an expiration date (valid until its ``valid_to``)

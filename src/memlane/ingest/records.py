@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memlane import timeutil
-from memlane.config import RetrievalConfig
+from memlane.core import timeutil
+from memlane.core.config import RetrievalConfig
 from memlane.embeddings import Embeddings
-from memlane.ids import new_id
-from memlane.models import MemoryRecord, NewMemory, text_hash
+from memlane.core.ids import new_id
+from memlane.core.models import MemoryRecord, NewMemory, text_hash
 
 #: the longest context embedded with a memory (the model reads 256 word pieces)
 CONTEXT_CHARS = 400

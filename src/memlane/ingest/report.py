@@ -14,7 +14,7 @@ from typing import Any
 
 from memlane.ingest.plan import Plan
 from memlane.ingest.types import Fact
-from memlane.models import Message
+from memlane.core.models import Message
 
 ALREADY_KNOWN = "already known"
 NOTHING_TO_FORGET = "a request to forget: no memory matched it"

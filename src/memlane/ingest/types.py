@@ -7,7 +7,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from memlane.models import MemoryRecord, Message
+from memlane.core.models import MemoryRecord, Message
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NONE"]
 FactKind = Literal["statement", "forget"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlane import scope
+from memlane.core import scope
 from memlane.mcp_server import tools
 from memlane.memory import AsyncMemory, Memory
 

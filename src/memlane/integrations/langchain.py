@@ -25,7 +25,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ConfigDict, Field, model_validator
 
-from memlane import scope
+from memlane.core import scope
 from memlane.integrations.agent_tools import TOOLS, ScopedTools, ToolFailure, description
 from memlane.memory import AsyncMemory, Memory
 

@@ -56,9 +56,9 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memlane import timeutil, validation
-from memlane.errors import FilterError, InvalidInputError, MemoryNotFoundError
-from memlane.filters import SCOPE_COLUMNS
+from memlane.core import timeutil, validation
+from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
+from memlane.core.filters import SCOPE_COLUMNS
 from memlane.memory import AsyncMemory, Memory, NewMemory
 
 #: the metadata key under which an item's namespace, key and value are kept

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memlane.config import ProviderSpec, validate
+from memlane.core.config import ProviderSpec, validate
 from memlane.llms.base import LLM, LLMError
 from memlane.openai_endpoint import register_servers
-from memlane.registry import Registry
+from memlane.core.registry import Registry
 
 __all__ = ["LLM", "LLMError", "create_llm", "LLMS"]
 

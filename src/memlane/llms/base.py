@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memlane.errors import MemlaneError
+from memlane.core.errors import MemlaneError
 
 
 class LLMError(MemlaneError):

@@ -3,7 +3,7 @@
 ``timeout`` is one deadline for a whole chat call, retries included: after a
 timeout, a dropped connection, 429 or 5xx the call is retried (``max_retries``,
 exponential backoff, honouring ``Retry-After``) only within what is left of it
-(``memlane.deadline``), so a hung endpoint holds ``add`` for at most
+(``memlane.core.deadline``), so a hung endpoint holds ``add`` for at most
 ``timeout`` seconds per call. JSON mode
 (``response_format={"type": "json_object"}``) is used until the endpoint
 rejects it once; then this client stops asking for it.
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from memlane.deadline import DeadlineExceeded, call_within
+from memlane.core.deadline import DeadlineExceeded, call_within
 from memlane.llms.base import LLMError
 from memlane.openai_endpoint import EndpointConfig, client, retry_after
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from memlane.errors import MemlaneError
+from memlane.core.errors import MemlaneError
 from memlane.llms.base import LLMError
 
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from memlane.ingest.types import FormationFailed
 from memlane.maintenance.similar import Group
-from memlane.models import MemoryRecord, text_hash
-from memlane.store.base import ChangeSet, Invalidate, Update
+from memlane.core.models import MemoryRecord, text_hash
+from memlane.core.changes import ChangeSet, Invalidate, Update
 
 #: ``write(older text, newer text, cosine)``: the merged text, or None when the two must stay apart
 Writer = Callable[[str, str, float], "str | None"]

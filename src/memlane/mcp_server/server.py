@@ -23,7 +23,7 @@ from pydantic import Field
 from memlane import __version__
 from memlane.mcp_server import tools
 from memlane.memory import Memory
-from memlane.models import MEMORY_TYPES
+from memlane.core.models import MEMORY_TYPES
 
 log = logging.getLogger("memlane.mcp")
 

@@ -29,12 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memlane import filters as flt
-from memlane import validation
-from memlane.errors import FilterError, InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
+from memlane.core import filters as flt
+from memlane.core import validation
+from memlane.core.errors import FilterError, InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
-from memlane.tenancy import widens_scope
+from memlane.hosting.tenancy import widens_scope
 
 log = logging.getLogger("memlane.mcp")
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from memlane.logcontext import one_line, request_id
-from memlane.models import MemoryRecord
+from memlane.core.logcontext import one_line, request_id
+from memlane.core.models import MemoryRecord
 
 log = logging.getLogger("memlane.retrieval")
 

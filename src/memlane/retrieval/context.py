@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from memlane import filters as flt
-from memlane.config import ContextConfig
-from memlane.models import MemoryRecord, Message
+from memlane.core import filters as flt
+from memlane.core.config import ContextConfig
+from memlane.core.models import MemoryRecord, Message
 from memlane.retrieval import context_terms
 from memlane.retrieval.context_terms import Term
-from memlane.textnorm import has_cjk, to_simplified
+from memlane.text.normalize import has_cjk, to_simplified
 
 # -- the gate ------------------------------------------------------------------------------------
 

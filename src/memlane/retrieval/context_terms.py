@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memlane.keywords import STOPWORDS, analyze
-from memlane.textnorm import CJK, has_cjk, to_simplified
+from memlane.text.keywords import STOPWORDS, analyze
+from memlane.text.normalize import CJK, has_cjk, to_simplified
 
 #: conversation words that say nothing about what to look for (on top of the index's stop words)
 CHAT_STOPWORDS_EN = frozenset("""

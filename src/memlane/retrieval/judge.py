@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlane import keywords
-from memlane.query import Query
+from memlane.text import keywords
+from memlane.core.query import Query
 from memlane.retrieval.candidates import Candidate
 
 MIN_COSINE = 0.25

@@ -18,11 +18,11 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlane.config import MemoryConfig, ProviderSpec, validate
-from memlane.errors import ConfigError
-from memlane.registry import Registry
+from memlane.core.config import MemoryConfig, ProviderSpec, validate
+from memlane.core.errors import ConfigError
+from memlane.core.registry import Registry
 from memlane.retrieval.candidates import Candidate
-from memlane.vectors import maxsim
+from memlane.core.vectors import maxsim
 
 
 class Reranker(Protocol):

@@ -22,13 +22,13 @@ import logging
 from datetime import date, datetime
 from typing import Any
 
-from memlane import filters as flt
-from memlane import validation
-from memlane.config import MemoryConfig
+from memlane.core import filters as flt
+from memlane.core import validation
+from memlane.core.config import MemoryConfig
 from memlane.embeddings import Embeddings
-from memlane.logcontext import one_line, request_id
-from memlane.models import MemoryRecord, Message, text_hash
-from memlane.query import Query
+from memlane.core.logcontext import one_line, request_id
+from memlane.core.models import MemoryRecord, Message, text_hash
+from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
 from memlane.retrieval import context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace

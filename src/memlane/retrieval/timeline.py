@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from memlane.query import Query
+from memlane.core.query import Query
 from memlane.retrieval.candidates import Candidate, minmax
 
 def _moment(text: str | None) -> datetime | None:

@@ -16,16 +16,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from memlane import validation
-from memlane.errors import InvalidInputError
-from memlane.keys import Principal
+from memlane.core import validation
+from memlane.core.errors import InvalidInputError
+from memlane.hosting.keys import Principal
 from memlane.memory import Memory
 from memlane.server.middleware import PRINCIPAL, REQUEST_ID
 from memlane.server.responses import Json
 
 #: seed 001: an invalid limit falls back to this
 SEED_DEFAULT_LIMIT = 5
-from memlane.tenancy import Tenants, widens_scope
+from memlane.hosting.tenancy import Tenants, widens_scope
 
 
 def principal(request: Request) -> Principal:

@@ -32,17 +32,17 @@ from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
 from memlane import __version__
-from memlane import config as config_mod
-from memlane.config import HOME_ENV, memlane_home
+from memlane.core import config as config_mod
+from memlane.core.config import HOME_ENV, memlane_home
 from memlane.embeddings import Embedder, create_embedder
-from memlane import local_server
-from memlane.keys import KeyStore
-from memlane.scope import DEFAULT_USER_ID
+from memlane.hosting import local_server
+from memlane.hosting.keys import KeyStore
+from memlane.core.scope import DEFAULT_USER_ID
 from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
-from memlane.tenancy import DEFAULT_TENANT, Tenants
+from memlane.hosting.tenancy import DEFAULT_TENANT, Tenants
 
 log = logging.getLogger("memlane.server")
 

@@ -22,7 +22,7 @@ from memlane.documents.facade import default_encoder
 from memlane.server import documents_schemas as schemas
 from memlane.server.access import json_param, principal
 from memlane.server.responses import Json
-from memlane.tenancy import Tenants
+from memlane.hosting.tenancy import Tenants
 
 router = APIRouter(tags=["documents"])
 

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from memlane.errors import (
+from memlane.core.errors import (
     EmbeddingError,
     FilterError,
     InvalidInputError,
@@ -31,7 +31,7 @@ from memlane.errors import (
     MemoryNotFoundError,
     ScopeError,
 )
-from memlane.logcontext import one_line
+from memlane.core.logcontext import one_line
 from memlane.server.middleware import REQUEST_ID
 
 log = logging.getLogger("memlane.server")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memlane.keys import KeyStore
+from memlane.hosting.keys import KeyStore
 
 
 def first_start_key(home: Path, *, loopback: bool, tenant: str) -> dict[str, Any] | None:

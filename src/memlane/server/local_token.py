@@ -1,7 +1,7 @@
 """The per-process token of a loopback server, for the ``memlane`` command of the same user.
 
 ``memlane serve`` on loopback makes a random token, hands it to the application and writes it to
-``<home>/server.json`` (owner-only; see ``memlane.local_server``). The token acts as the admin of the
+``<home>/server.json`` (owner-only; see ``memlane.hosting.local_server``). The token acts as the admin of the
 default tenant, only while this process runs; it is never written to ``keys.db``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 
-from memlane.keys import KeyStore, Principal
+from memlane.hosting.keys import KeyStore, Principal
 
 LOCAL_KEY_ID = "local-cli"
 

@@ -23,8 +23,8 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memlane import logcontext
-from memlane.keys import KeyStore, Principal
+from memlane.core import logcontext
+from memlane.hosting.keys import KeyStore, Principal
 
 log = logging.getLogger("memlane.server")
 

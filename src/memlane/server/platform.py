@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from fastapi import APIRouter, Path, Query, Request
 
-from memlane.errors import InvalidInputError, MemoryNotFoundError, ScopeError
+from memlane.core.errors import InvalidInputError, MemoryNotFoundError, ScopeError
 from memlane.server import schemas
 from memlane.server.access import (check_scope, json_param, principal, run_search, search_answer,
                                    search_limit, tenant_memory)

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from fastapi import APIRouter, Path, Query, Request
 
 from memlane import __version__
-from memlane.errors import MemoryNotFoundError
+from memlane.core.errors import MemoryNotFoundError
 from memlane.server import schemas
 from memlane.server.access import (check_scope, json_param, require_admin, run_search, search_answer,
                                    search_limit, tenant_memory)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
-from memlane.models import MEMORY_TYPES
+from memlane.core.models import MEMORY_TYPES
 
 MAX_ID_CHARS = 256
 MAX_TEXT_CHARS = 1_000_000  # the body limit bounds it first; Memory applies limits.max_text_chars

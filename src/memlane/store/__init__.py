@@ -10,10 +10,10 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlane.config import MemoryConfig, memlane_home, validate
-from memlane.errors import ConfigError
-from memlane.registry import Registry
-from memlane.validation import tenant_name
+from memlane.core.config import MemoryConfig, memlane_home, validate
+from memlane.core.errors import ConfigError
+from memlane.core.registry import Registry
+from memlane.core.validation import tenant_name
 from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
 
 __all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path",

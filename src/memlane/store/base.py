@@ -7,69 +7,17 @@ the history events, so history can never disagree with the memories.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from memlane.filters import Node
-from memlane.graph_models import Entity, GraphChanges, Relation
-from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.query import Query
+from memlane.core.filters import Node
+from memlane.core.graph_models import Entity, GraphChanges, Relation
+from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.core.changes import ChangeSet, Delete, Invalidate, Update
+from memlane.core.query import Query
 from memlane.store.scope_counts import ScopeCount
-
-
-@dataclass(slots=True)
-class Update:
-    id: str
-    updated_at: str
-    text: str | None = None
-    hash: str | None = None
-    vector: np.ndarray | None = None
-    metadata: dict[str, Any] | None = None
-    actor_id: str | None = None  # who made the change (recorded in history)
-    role: str | None = None
-    reason: str | None = None
-    #: messages that led to this change, appended to the memory's provenance
-    source_message_ids: list[str] = field(default_factory=list)
-    token_vectors: np.ndarray | None = None
-    #: the history event written (``MERGE`` when maintenance merges another memory into this one)
-    event: str = "UPDATE"
-
-
-@dataclass(slots=True)
-class Delete:
-    id: str
-    actor_id: str | None = None
-    role: str | None = None
-
-
-@dataclass(slots=True)
-class Invalidate:
-    """Mark a memory no longer valid (contradicted or retracted) without erasing it."""
-
-    id: str
-    reason: str
-    superseded_by: str | None = None
-    actor_id: str | None = None
-    role: str | None = None
-    #: the history event written (``MERGE`` when the memory was merged into ``superseded_by``)
-    event: str = "DELETE"
-
-
-@dataclass(slots=True)
-class ChangeSet:
-    """Everything one public call writes. ``keys`` are idempotency keys recorded in
-    the same transaction (e.g. lines already imported), so a retried batch is a no-op."""
-
-    inserts: list[MemoryRecord] = field(default_factory=list)
-    updates: list[Update] = field(default_factory=list)
-    invalidations: list[Invalidate] = field(default_factory=list)
-    deletes: list[Delete] = field(default_factory=list)
-    messages: list[MessageRecord] = field(default_factory=list)
-    keys: list[str] = field(default_factory=list)
-    #: entities and relations (graph memory), written in the same transaction
-    graph: GraphChanges = field(default_factory=GraphChanges)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memlane.errors import ConfigError, StoreError
+from memlane.core.errors import ConfigError, StoreError
 
 #: Bounds of the shared_buffers given to a new bundled server.
 MIN_SHARED_BUFFERS_MB, MAX_SHARED_BUFFERS_MB = 128, 4096

@@ -13,7 +13,7 @@
   (``exact_search_limit``), it scores all of them exactly; otherwise it asks the HNSW
   index with pgvector's iterative scans, which keep scanning until enough rows pass the
   filter, and falls back to the exact scan if the index still came back short.
-- Keyword search ranks with BM25 over terms from ``memlane.keywords`` (the embedded
+- Keyword search ranks with BM25 over terms from ``memlane.text.keywords`` (the embedded
   store's analyzer), stored as a tsvector (a GIN index finds the rows holding a term);
   the statistics (N, average length, document frequencies) are those of the searched scope,
   and the scores come from ``store/bm25.py``, the formula the SQLite store uses too.
@@ -36,10 +36,10 @@ from psycopg.pq import Format
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
-from memlane import keywords
-from memlane.errors import ConfigError, StoreError
-from memlane.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
-from memlane.models import MemoryRecord, MessageRecord
+from memlane.text import keywords
+from memlane.core.errors import ConfigError, StoreError
+from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
+from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
 from memlane.store import postgres_schema as schema
 from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql

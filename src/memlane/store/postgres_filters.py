@@ -2,7 +2,7 @@
 
 The boolean skeleton and its NULL rules are ``sql_filters.FilterCompiler``'s; the
 semantics are those of the SQLite compiler (``sqlite_filters``) and of
-``memlane.jsonmatch``, which the conformance suite checks row by row:
+``memlane.core.jsonmatch``, which the conformance suite checks row by row:
 
 - paths step through JSON objects only (``->`` with a text key: ``tags.0`` does not
   index an array, as ``$."tags"."0"`` does not in SQLite);

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import psycopg
 
-from memlane.errors import StoreError
+from memlane.core.errors import StoreError
 
 #: The advisory lock key of schema changes (migrations and vector indexes).
 LOCK_KEY = 0x6D656D6C616E65  # "memlane"
@@ -123,7 +123,7 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (tenant, memory_id)
         )""",
         # JSON containment as memlane defined it before the filters took jsonb's own @> / <@
-        # (seed 003, literally; memlane.jsonmatch follows @>). No compiled filter calls it any more;
+        # (seed 003, literally; memlane.core.jsonmatch follows @>). No compiled filter calls it any more;
         # it stays so that schemas created at this version keep their history of migrations.
         """CREATE FUNCTION memlane_json_contains(a jsonb, b jsonb) RETURNS boolean
             LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memlane.filters import SCOPE_COLUMNS
+from memlane.core.filters import SCOPE_COLUMNS
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from memlane import timeutil
-from memlane.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
-from memlane.filters import MATCH_ALL, Node
-from memlane.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.core import timeutil
+from memlane.core.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
+from memlane.core.filters import MATCH_ALL, Node
+from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler

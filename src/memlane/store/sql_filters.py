@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from memlane.filters import NOW, And, Compare, Node, Not, Or
+from memlane.core.filters import NOW, And, Compare, Node, Not, Or
 
 #: comparisons every SQL dialect writes the same way
 SQL_OPS = {"eq": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from memlane.errors import StoreError
-from memlane.filters import SCOPE_COLUMNS
-from memlane.graph_models import Entity, GraphChanges, Relation
+from memlane.core.errors import StoreError
+from memlane.core.filters import SCOPE_COLUMNS
+from memlane.core.graph_models import Entity, GraphChanges, Relation
 from memlane.store.sql_dialect import Con, SqlDialect
 
 _ENTITY = "e.id, e.name, e.key, e.user_id, e.agent_id, e.run_id, e.created_at, e.updated_at, e.vector"

@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from memlane import jsonmatch, keywords, timeutil, vectors
-from memlane.errors import StoreError
-from memlane.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
-from memlane.models import MemoryRecord
+from memlane.core import jsonmatch, timeutil, vectors
+from memlane.text import keywords
+from memlane.core.errors import StoreError
+from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
+from memlane.core.models import MemoryRecord
 from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
 from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, added_history, unique

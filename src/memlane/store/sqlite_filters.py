@@ -2,7 +2,7 @@
 
 The boolean skeleton and its NULL rules are ``sql_filters.FilterCompiler``'s. Simple
 comparisons use SQLite's JSON functions; containment and case folding call the
-``ml_json`` function registered on each connection (``memlane.jsonmatch``).
+``ml_json`` function registered on each connection (``memlane.core.jsonmatch``).
 """
 
 from __future__ import annotations

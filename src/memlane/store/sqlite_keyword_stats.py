@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from memlane.filters import And, Compare, Field, Node, Not, Or
+from memlane.core.filters import And, Compare, Field, Node, Not, Or
 
 GENERATION_KEY = "generation"
 #: the columns of the ``memories_lengths`` index (sqlite_schema.py), besides nterms

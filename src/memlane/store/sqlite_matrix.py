@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlane import vectors
+from memlane.core import vectors
 
 if TYPE_CHECKING:
     from memlane.store.sqlite import SQLiteStore

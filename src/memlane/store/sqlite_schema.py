@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memlane.errors import StoreError
+from memlane.core.errors import StoreError
 
 MIGRATIONS: list[list[str]] = [
     # 1: memories with their vectors, history, store metadata, idempotency keys

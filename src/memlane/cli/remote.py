@@ -1,0 +1,106 @@
+"""``RemoteMemory``: the ``Memory`` methods the ``memlane`` command uses, sent to a running server.
+
+The CLI uses it when a local server is running (or ``$MEMLANE_URL`` names one): the server has
+the model loaded, so a command answers in milliseconds instead of loading it again. Results are the
+server's JSON, which is ``Memory``'s result as is; the server's 4xx answers become the same typed
+errors ``Memory`` raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from memlane.core.errors import InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
+from memlane.hosting.local_server import KEY_ENV, ServerAddress
+
+TIMEOUT = httpx.Timeout(connect=5.0, read=600.0, write=60.0, pool=5.0)  # formation with an LLM may take minutes
+
+
+class ServerError(MemlaneError):
+    """The server could not be reached, refused the key, or failed."""
+
+
+class RemoteMemory:
+    def __init__(self, address: ServerAddress):
+        self.address = address
+        headers = {"Authorization": f"Bearer {address.key}"} if address.key else {}
+        self._http = httpx.Client(base_url=address.url, headers=headers, timeout=TIMEOUT)
+
+    def _call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+              body: Mapping[str, Any] | None = None, memory_id: str | None = None) -> Any:
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self._http.request(method, path, params=query, json=body)
+        except httpx.HTTPError as exc:
+            raise ServerError(f"the memlane server at {self.address.url} did not answer ({exc}); "
+                              "run it again or use --local") from None
+        if response.status_code < 400:
+            return response.json()
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = {}
+        detail = answer.get("detail") if isinstance(answer, dict) else None
+        if not isinstance(detail, str):
+            detail = json.dumps(detail) if detail is not None else response.text[:500]
+        if response.status_code == 404 and memory_id is not None:
+            raise MemoryNotFoundError(memory_id)
+        if response.status_code in (401, 403):
+            raise ServerError(f"the memlane server at {self.address.url} refused the request: {detail} "
+                              f"(set {KEY_ENV} to a key of its tenant, or use --local)")
+        if response.status_code == 400 and detail.startswith("At least one of"):
+            raise ScopeError(detail, field=answer.get("field", "user_id"))
+        if 400 <= response.status_code < 500:
+            raise InvalidInputError(detail, field=answer.get("field"))
+        raise ServerError(f"the memlane server at {self.address.url} failed: {detail}")
+
+    def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None, metadata: Mapping[str, Any] | None = None, infer: bool = True,
+            memory_type: str | None = None) -> dict[str, Any]:
+        body = {"messages": messages, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
+                "metadata": metadata, "infer": infer, "memory_type": memory_type}
+        return self._call("POST", "/memories", body={k: v for k, v in body.items() if v is not None})
+
+    def search(self, query: str, **options: Any) -> dict[str, Any]:
+        return self._call("POST", "/search", body={"query": query, **{k: v for k, v in options.items() if v is not None}})
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        try:
+            return self._call("GET", f"/memories/{quote(memory_id, safe='')}", memory_id=memory_id)
+        except MemoryNotFoundError:
+            return None
+
+    def get_all(self, *, filters: Mapping[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+        return self._call("GET", "/memories", params={**params, "filters": json.dumps(filters) if filters else None})
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        return self._call("DELETE", f"/memories/{quote(memory_id, safe='')}", memory_id=memory_id)
+
+    def delete_all(self, *, filters: Mapping[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+        return self._call("DELETE", "/memories", params={**params, "filters": json.dumps(filters) if filters else None})
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        try:
+            return self._call("GET", f"/memories/{quote(memory_id, safe='')}/history", memory_id=memory_id)
+        except MemoryNotFoundError:
+            return []
+
+    def get_messages(self, **params: Any) -> list[dict[str, Any]]:
+        return self._call("GET", "/messages", params=params)
+
+    def info(self) -> dict[str, Any]:
+        return {**self._call("GET", "/info"), "server": self.address.url}
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "RemoteMemory":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

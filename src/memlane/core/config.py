@@ -1,0 +1,236 @@
+"""Configuration: a mem0-style dict validated by pydantic with helpful errors.
+
+    {
+      "vector_store": {"provider": "sqlite", "config": {"path": "~/.memlane"}},
+      "embedder": {"provider": "local", "config": {"model": "/path/to/model"}},
+      "llm": {"provider": "openai", "config": {...}},
+      "history_db_path": "...",
+    }
+
+Each provider validates its own ``config`` block (see ``embeddings`` and
+``store``); this module holds the top level and the shared helpers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from memlane.core.errors import ConfigError
+from memlane.core.validation import Limits
+
+HOME_ENV = "MEMLANE_HOME"
+
+
+def memlane_home() -> Path:
+    """Where the embedded store lives unless configured: ``$MEMLANE_HOME`` or ``~/.memlane``."""
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".memlane").expanduser()
+
+
+class ProviderSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class LimitsConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_text_chars: int = Field(32_768, ge=1)
+    max_metadata_bytes: int = Field(65_536, ge=2)
+    max_messages: int = Field(10_000, ge=1)
+    max_results: int = Field(10_000, ge=1)
+
+    def to_limits(self) -> Limits:
+        return Limits(**self.model_dump())
+
+
+class FormationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: similar active memories looked up per fact
+    top_k: int = Field(5, ge=1, le=100)
+
+
+class RetrievalConfig(BaseModel):
+    """Defaults of ``search``'s advanced stages, and how memories are indexed for them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keyword_search: bool = False
+    rerank: bool = False
+    filter_memories: bool = False
+    #: candidates the vector and keyword stages each contribute to fusion
+    candidates: int = Field(100, ge=1, le=1000)
+    #: how many of the best candidates the reranker scores again
+    rerank_top: int = Field(50, ge=1, le=1000)
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    #: share of the keyword score in weighted fusion (the vector score has the rest)
+    keyword_weight: float = Field(0.5, ge=0, le=1)
+    rrf_k: int = Field(60, ge=1)
+    #: bonus (on min-max normalised scores) for memories created on a date the query names ("in August 2023")
+    date_weight: float = Field(0.3, ge=0, le=1)
+    #: share of the better time-neighbour's score each candidate gains (a reply next to the matching turn)
+    neighbour_weight: float = Field(0.4, ge=0, le=1)
+    #: candidates created at most this far apart (seconds) count as neighbours
+    neighbour_gap_seconds: float = Field(3600, ge=0)
+    reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
+    #: share of the reranker's score in the final order (the fused score has the rest)
+    rerank_weight: float = Field(0.5, ge=0, le=1)
+    #: keep late-interaction token vectors of each memory (fast MaxSim reranking; ~0.8 KB per word piece)
+    store_token_vectors: bool = False
+    max_token_vectors: int = Field(64, ge=1, le=512)
+    #: metadata values written before a memory's text when it is embedded (e.g. a session date)
+    embed_metadata: list[str] = Field(default_factory=list)
+    #: earlier messages of the same ``add`` embedded with each verbatim memory as context
+    context_messages: int = Field(0, ge=0, le=5)
+
+
+class ContextConfig(BaseModel):
+    """``should_search_memory`` (a keyword-scored gate) and ``search_memory_with_context``
+    (terms of a whole conversation plus the meaning of its recent turns); docs/context.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: gate: ``"seed"`` reads as seed 004 (PersonaLab's ``should_search_memory``) does: the whole
+    #: conversation and the system prompt alike, three signals (memory words x 3, question words x 1,
+    #: pronouns x 2), every distinct marker counted, search at 3. ``"tuned"`` is memlane's gate: the
+    #: last ``recent_turns`` user messages, the system prompt at half weight, a fourth signal
+    #: (references to earlier turns, x 2), at most 2 markers per signal. A setting given explicitly
+    #: wins over the preset.
+    gate: Literal["seed", "tuned"] = "seed"
+    #: gate: points per distinct hit of each signal (memory words, question words,
+    #: relationship pronouns, references to earlier turns)
+    memory_keyword_weight: float = Field(3.0, ge=0)
+    question_weight: float = Field(1.0, ge=0)
+    pronoun_weight: float = Field(2.0, ge=0)
+    reference_weight: float = Field(3.0, ge=0)
+    #: gate: distinct hits counted per signal (None: all of them), so one long message full of "my"
+    #: cannot outvote the rest
+    max_hits_per_signal: Optional[int] = Field(None, ge=1)
+    #: gate: the system prompt's hits count at this fraction (it is the same every turn)
+    system_prompt_factor: float = Field(1.0, ge=0, le=1)
+    #: gate: what of the conversation it reads: every message, or the last ``recent_turns`` user messages
+    gate_reads: Literal["conversation", "recent_user_turns"] = "conversation"
+    #: gate: search when the score reaches this
+    threshold: float = Field(3.0, ge=0)
+    #: the user messages the gate reads, and the messages the semantic query is made of, from the end
+    recent_turns: int = Field(2, ge=1, le=50)
+    #: search terms extracted from the conversation (later turns first)
+    max_terms: int = Field(20, ge=1, le=100)
+    #: share of the semantic similarity in match_score (the term score has the rest)
+    semantic_weight: float = Field(0.5, ge=0, le=1)
+    #: a memory that shares no term is a match when its cosine similarity to the recent turns reaches this
+    min_similarity: float = Field(0.35, ge=-1, le=1)
+    #: candidates each of the vector and keyword searches contributes, per category pool
+    candidates: int = Field(100, ge=1, le=1000)
+    #: size limit of one call: all messages and the system prompt together
+    max_conversation_chars: int = Field(200_000, ge=1)
+
+    @model_validator(mode="after")
+    def _gate_preset(self) -> "ContextConfig":
+        if self.gate == "tuned":
+            for name, value in TUNED_GATE.items():
+                if name not in self.model_fields_set:
+                    setattr(self, name, value)
+        return self
+
+
+#: ``context.gate = "tuned"``: memlane's gate settings (each may still be set on its own)
+TUNED_GATE: dict[str, Any] = {"reference_weight": 2.0, "max_hits_per_signal": 2, "system_prompt_factor": 0.5,
+                              "gate_reads": "recent_user_turns"}
+
+
+class GraphConfig(BaseModel):
+    """Graph memory (``enable_graph``): how relations are reconciled and looked up (docs/graph.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: relationships a source holds one destination of at a time: a new destination supersedes the old
+    single_valued: list[str] = Field(default_factory=lambda: ["lives_in", "works_at", "married_to", "born_in",
+                                                              "name"])
+    #: relationships that contradict each other on the same (source, destination): "likes" vs "hates"
+    opposites: dict[str, str] = Field(default_factory=lambda: {"likes": "hates", "loves": "hates"})
+    #: a new entity merges into an existing one whose name vector is at least this similar
+    merge_threshold: float = Field(0.9, ge=0, le=1)
+    #: ... or this similar when one name is the initials of the other ("NYC", "New York City")
+    acronym_threshold: float = Field(0.7, ge=0, le=1)
+    #: an entity matches a query at this cosine (or when the query names it)
+    entity_threshold: float = Field(0.5, ge=0, le=1)
+    #: search returns relations scoring at least this much, at most ``max_relations`` of them
+    relation_threshold: float = Field(0.3, ge=0, le=1)
+    max_relations: int = Field(20, ge=1, le=1000)
+
+
+class DocumentsConfig(BaseModel):
+    """Document collections (``memlane.Documents``): the multi-vector encoder, page splitting, limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the multi-vector encoder (``memlane.documents.encoders.EncoderConfig``; default: local token vectors)
+    encoder: dict[str, Any] = Field(default_factory=lambda: {"provider": "local"})
+    #: text, Markdown and long PDF text are split into pages of about this many characters
+    #: (the local model reads 256 word pieces, about 1,000 characters of English)
+    page_chars: int = Field(1000, ge=100, le=100_000)
+    #: score every allowed page exactly instead of the fast path (candidates, then exact MaxSim)
+    exact_search: bool = False
+    max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
+    max_text_chars: int = Field(5_000_000, ge=1)
+    max_pages: int = Field(5_000, ge=1)
+    max_query_chars: int = Field(4_096, ge=1)
+    max_top_k: int = Field(1_000, ge=1)
+    max_metadata_bytes: int = Field(65_536, ge=2)
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    vector_store: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="sqlite"))
+    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="local"))
+    #: The LLM of memory formation. Without one, the offline engine forms memories.
+    llm: Optional[ProviderSpec] = None
+    custom_fact_extraction_prompt: Optional[str] = None
+    custom_update_memory_prompt: Optional[str] = None
+    formation: FormationConfig = Field(default_factory=FormationConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    #: graph memory: entities and relations extracted by add, returned next to search results
+    enable_graph: bool = False
+    graph: GraphConfig = Field(default_factory=GraphConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    #: mem0 kept history in a second SQLite file. memlane keeps it in the store
+    #: itself (so every write is atomic); used as the store file when
+    #: vector_store names no path.
+    history_db_path: Optional[str] = None
+    version: str = "v1.1"
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
+    query_cache_size: int = Field(1024, ge=0)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, where: str) -> M:
+    """Validate ``data`` against ``model``; raise ``ConfigError`` listing every problem with its location."""
+    if isinstance(data, model):
+        return data
+    try:
+        return model.model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = ".".join(str(part) for part in (where, *error["loc"]) if part != "")
+            message = error["msg"]
+            if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
+                known = ", ".join(model.model_fields)
+                message = f"unknown setting (known: {known})"
+            problems.append(f"{location}: {message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+
+
+def load(config: MemoryConfig | dict[str, Any] | None) -> MemoryConfig:
+    return validate(MemoryConfig, config, "config") if config is not None else MemoryConfig()

@@ -1,0 +1,63 @@
+"""Scope rules: which memories a call may touch.
+
+``search``, ``get_all`` and ``delete_all`` need at least one of ``user_id``,
+``agent_id``, ``run_id``: as arguments (mem0 v1 style) or as top-level
+conditions inside ``filters`` (mem0 v2 style). Several ids combine with AND. A
+scope key set to ``"*"`` in filters (``{"user_id": "*"}``) is an explicit
+request to search across every user (the admin-wide search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memlane.core import filters as flt
+from memlane.core import validation
+from memlane.core.errors import ScopeError
+
+#: the user the MCP tools act for when a call names no scope, over stdio (``memlane mcp --user-id``) and at
+#: ``/mcp`` (``memlane serve --mcp-user-id``) alike
+DEFAULT_USER_ID = "default"
+
+SCOPE_KEYS = flt.SCOPE_COLUMNS
+
+
+def scope_ids(user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> dict[str, str]:
+    """Validate the id arguments; return the ones given."""
+    given = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+    return {key: v for key, value in given.items() if (v := validation.identifier(value, key)) is not None}
+
+
+def require_ids(ids: Mapping[str, str]) -> None:
+    if not ids:
+        raise ScopeError(
+            "At least one of 'user_id', 'agent_id', or 'run_id' must be specified.", field="user_id"
+        )
+
+
+def scoped_filter(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> flt.Node:
+    """Combine scope ids and a filter dict into one AST, enforcing the scope rule."""
+    node = flt.parse(filters)
+    scoped = set(ids)
+    for clause in flt.conjuncts(node):
+        if not (isinstance(clause, flt.Compare) and clause.field.column in SCOPE_KEYS):
+            continue
+        key = clause.field.column
+        if clause.op == "eq" and clause.value is not None:
+            if key in ids and ids[key] != clause.value:
+                raise ScopeError(
+                    f"{key}={ids[key]!r} conflicts with filters {key}={clause.value!r}; give it once",
+                    field=key,
+                )
+            scoped.add(key)
+        elif (clause.op == "in" and clause.value and None not in clause.value) or clause.op == "exists":
+            scoped.add(key)
+    if not scoped:
+        raise ScopeError(
+            "At least one of 'user_id', 'agent_id', or 'run_id' must be specified, as an argument "
+            "or in filters (filters={'user_id': '*'} searches across all users).",
+            field="user_id",
+        )
+    conditions = [flt.Compare(flt.Field(column=key), "eq", value) for key, value in ids.items()]
+    return flt.conjoin(*conditions, node)

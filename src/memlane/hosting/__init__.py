@@ -1,0 +1,1 @@
+"""What the server and the MCP server share: tenants and API keys (below both faces)."""
