@@ -125,4 +125,5 @@ def test_the_database_url_is_the_store_of_every_face(pg, embedder, tmp_path, mon
         assert texts(tenants.memory(tenant).get_all(user_id="alice")) == ["stored through the SDK"]
     finally:
         tenants.close()
+        pg.clear_public()  # the store was made in public: later tests expect it as a fresh database has it
     assert not (tmp_path / "home").exists()  # no SQLite file was made
