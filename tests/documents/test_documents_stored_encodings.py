@@ -40,9 +40,9 @@ def encoder(embedder):
 
 
 @pytest.fixture
-def memory(backend, embedder):
-    with Memory(backend(), embedder=embedder) as m:
-        yield m
+def memory(backend_memory):
+    """The real model on a fresh store of each backend (conftest's ``backend_memory``)."""
+    return backend_memory
 
 
 @pytest.fixture
