@@ -70,3 +70,60 @@ def test_several_modes_share_one_insertion_and_report_each_conversation(tmp_path
     assert single["overall_1_4"] == reports["full"]["overall_1_4"]
     with pytest.raises(ValueError):
         locomo.run_modes(memory, DATA, modes=("dense",))
+
+
+def test_cross_validation_chooses_each_folds_setting_on_the_other_conversations():
+    """Setting A is best on conversation c1, B on c2: c1's fold must be measured with B (chosen on c2)
+    and c2's with A, so the held-out figure is worse than either all-conversations figure."""
+    questions = [locomo.Question("c1", "1", "q1", {"D1:1"}), locomo.Question("c2", "4", "q2", {"D1:1"}),
+                 locomo.Question("c2", "5", "q3", {"D1:1"})]
+    loaded = locomo.Loaded({"c1": "s1", "c2": "s2"}, questions, 0)
+    settings = [{"keyword_weight": 0.1}, {"keyword_weight": 0.9}]
+    per_setting = [
+        [{1: 1.0}, {1: 0.0}, {1: 1.0}],  # A: right on c1, wrong on c2 (the category-5 question does not count)
+        [{1: 0.0}, {1: 1.0}, {1: 0.0}],  # B: the opposite
+    ]
+    held_out, folds, best_all = locomo.select(loaded, settings, per_setting, ks=(1,), select_k=1)
+    assert [f["setting"] for f in folds] == [settings[1], settings[0]]
+    assert [row[1] for row in held_out] == [0.0, 0.0, 1.0]
+    assert [f["overall_1_4"]["R@1"] for f in folds] == [0.0, 0.0]
+    assert best_all == 0  # a tie on all conversations: the first setting
+
+
+def test_cross_validation_report_and_its_checks(tmp_path, hashing_embedder):
+    two = [DATA[0], {**DATA[0], "sample_id": "conv-y"}]
+    config = {**sqlite_config(tmp_path / "cv.db"), "retrieval": locomo.RETRIEVAL_SETTINGS}
+    with Memory(config, embedder=hashing_embedder) as memory:
+        before = memory.config.retrieval.model_dump()
+        report = locomo.cross_validate(memory, two, grid={"keyword_weight": [0.2, 0.8]}, mode="hybrid", ks=(1, 5))
+        assert memory.config.retrieval.model_dump() == before  # the configured settings come back
+        plain = locomo.run(memory, two, ks=(1, 5, 10), mode="hybrid")
+        with pytest.raises(ValueError, match="unknown retrieval settings: colour"):
+            locomo.cross_validate(memory, two, grid={"colour": [1]})
+        with pytest.raises(ValueError, match="at least two conversations"):
+            locomo.cross_validate(memory, DATA, grid={"keyword_weight": [0.5]})
+    assert report["settings_tried"] == 2 and [f["conversation"] for f in report["folds"]] == ["conv-x", "conv-y"]
+    assert all(f["setting"] in ({"keyword_weight": 0.2}, {"keyword_weight": 0.8}) for f in report["folds"])
+    assert report["configured"]["overall_1_4"] == plain["overall_1_4"]  # select_k 10 was added to the cut-offs
+    assert report["cross_validated"]["overall_1_4"]["R@5"] == 100.0
+    assert len(report["by_setting"]) == 2
+
+
+def test_eval_locomo_cv_on_the_command_line(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from memlane.cli.app import app
+
+    data = tmp_path / "two.json"
+    data.write_text(json.dumps([DATA[0], {**DATA[0], "sample_id": "conv-y"}]))
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"embedder": {"provider": "hashing"}}))
+    runner = CliRunner()
+    result = runner.invoke(app, ["--config", str(config), "eval", "locomo", str(data), "--cv", "--mode", "hybrid",
+                                 "--grid", '{"keyword_weight": [0.3, 0.7]}'])
+    assert result.exit_code == 0, result.output
+    assert "cross-validated" in result.output and "mean of folds" in result.output and "conv-y" in result.output
+    bad = runner.invoke(app, ["--config", str(config), "eval", "locomo", str(data), "--cv", "--grid", "[1]"])
+    assert bad.exit_code == 2 and "setting -> non-empty list" in bad.output

@@ -375,11 +375,15 @@ def eval_locomo(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
     k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
     mode: str = typer.Option("full", "--mode", help="vector | hybrid (keyword + vector) | full (hybrid + rerank)"),
+    cv: bool = typer.Option(False, "--cv", help="cross-validate: tune --grid on all conversations but one, "
+                            "measure on that one, for each; printed next to the all-conversations figures"),
+    grid: Optional[str] = typer.Option(None, "--grid", help='--cv: JSON object of retrieval settings to values '
+                                       'to try, e.g. \'{"keyword_weight": [0.3, 0.5]}\' (default: fusion, '
+                                       'neighbour and rerank weights)'),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Evidence recall@k over LoCoMo dialog turns, per category and overall (1-4), with search latency."""
-    from rich.table import Table
-
+    """Evidence recall@k over LoCoMo dialog turns, per category and overall (1-4), with search latency;
+    with --cv, leave-one-conversation-out tuning."""
     from memlane.evaluation import locomo
 
     try:
@@ -388,23 +392,66 @@ def eval_locomo(
         raise typer.BadParameter("a comma-separated list of integers", param_hint="--k") from None
     if mode not in locomo.MODES or not ks or min(ks) < 1:
         raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} and --k positive integers")
+    values = None
+    if grid is not None:
+        try:
+            values = json.loads(grid)
+        except ValueError as exc:
+            raise typer.BadParameter(f"not JSON: {exc}", param_hint="--grid") from None
+        if not isinstance(values, dict) or not all(isinstance(v, list) and v for v in values.values()):
+            raise typer.BadParameter("a JSON object of setting -> non-empty list of values", param_hint="--grid")
     with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
-        report = locomo.run(memory, locomo.load(file), ks=ks, mode=mode)
+        try:
+            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=mode, ks=ks) if cv
+                      else locomo.run(memory, locomo.load(file), ks=ks, mode=mode))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--grid") from None
     if as_json:
         _print_json(report)
         return
-    names = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
-    table = Table(title=f"LoCoMo evidence recall · mode {mode} · {report['questions']} questions")
+    if cv:
+        _print_locomo_cv(report, ks)
+        return
+    console.print(_locomo_table(f"LoCoMo evidence recall · mode {mode} · {report['questions']} questions", report, ks))
+    console.print(f"search latency p50 {report['search_ms'].get('p50')} ms, p95 {report['search_ms'].get('p95')} ms; "
+                  f"unmatched evidence ids: {report['unmatched_evidence']}")
+
+
+LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+
+
+def _locomo_table(title: str, report: dict[str, Any], ks: list[int]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
     table.add_column("category")
     for cut in ks:
         table.add_column(f"R@{cut}", justify="right")
-    rows = [(f"{c} {names.get(c, '')}", v) for c, v in report["by_category"].items()]
+    rows = [(f"{c} {LOCOMO_CATEGORIES.get(c, '')}", v) for c, v in report["by_category"].items()]
     rows.append(("overall (1-4)", report["overall_1_4"]))
     for label, values in rows:
         table.add_row(label, *(f"{values[f'R@{cut}']:.1f}" if values.get(f"R@{cut}") is not None else "-" for cut in ks))
-    console.print(table)
-    console.print(f"search latency p50 {report['search_ms'].get('p50')} ms, p95 {report['search_ms'].get('p95')} ms; "
-                  f"unmatched evidence ids: {report['unmatched_evidence']}")
+    return table
+
+
+def _print_locomo_cv(report: dict[str, Any], ks: list[int]) -> None:
+    from rich.table import Table
+
+    mode, count = report["mode"], report["questions"]
+    console.print(_locomo_table(f"LoCoMo cross-validated (tuned on the other conversations) · mode {mode} · "
+                                f"{count} questions", report["cross_validated"], ks))
+    console.print(_locomo_table(f"LoCoMo all conversations, best of {report['settings_tried']} settings (tuned and "
+                                f"measured on the same data) · {report['all_conversations_best']['setting']}",
+                                report["all_conversations_best"], ks))
+    console.print(_locomo_table("LoCoMo all conversations, configured settings", report["configured"], ks))
+    folds = Table(title=f"folds (setting chosen by R@{report['select_k']} on the others)")
+    for column in ("held out", "setting", *(f"R@{cut}" for cut in ks)):
+        folds.add_column(column)
+    for fold in report["folds"]:
+        folds.add_row(fold["conversation"], json.dumps(fold["setting"]),
+                      *(str(fold["overall_1_4"].get(f"R@{cut}")) for cut in ks))
+    folds.add_row("mean of folds", "", *(str(report["cross_validated_fold_mean"].get(f"R@{cut}")) for cut in ks))
+    console.print(folds)
 
 
 CRANFIELD = Path("../shared/eval/cranfield")

@@ -81,6 +81,9 @@ class RetrievalConfig(BaseModel):
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
     #: share of the reranker's score in the final order (the fused score has the rest)
     rerank_weight: float = Field(0.5, ge=0, le=1)
+    #: a query naming an actor (a memory's ``actor_id``) adds that actor's nearest memories and lifts
+    #: them by this much on the normalised score (retrieval/actors.py); 0 = off
+    actor_weight: float = Field(0.5, ge=0, le=1)
     #: keep late-interaction token vectors of each memory (fast MaxSim reranking; ~0.8 KB per word piece)
     store_token_vectors: bool = False
     max_token_vectors: int = Field(64, ge=1, le=512)

@@ -30,7 +30,7 @@ from memlane.core.logcontext import one_line, request_id
 from memlane.core.models import MemoryRecord, Message, text_hash
 from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
-from memlane.retrieval import context_terms, fusion, judge, timeline
+from memlane.retrieval import actors, context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import Store
@@ -133,6 +133,11 @@ class Searcher:
         with trace.stage("vector", fatal=True):
             query = self.query(text, flags)
             candidates = [Candidate(r, s, score=s) for r, s in self.store.search(query.vector, where, pool, None)]
+        named: set[str] = set()
+        if settings.actor_weight:
+            with trace.stage("actors", within="vector") as stage:
+                candidates, named, found = actors.join(self.store, query, where, candidates, pool)
+                stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
                 hits = self.store.keyword_search(query, query.vector, where, pool)
@@ -147,6 +152,9 @@ class Searcher:
                                                    neighbour_weight=settings.neighbour_weight,
                                                    neighbour_gap_seconds=settings.neighbour_gap_seconds)
                 stage.update(found)
+        if named:
+            with trace.stage("actor_boost", within="vector"):
+                candidates = actors.boost(candidates, named, settings.actor_weight)
         if threshold is not None:
             candidates = [c for c in candidates if c.cosine >= threshold]
         if flags["rerank"] and candidates:

@@ -1,0 +1,62 @@
+"""Actor focus: a question that names someone is about what that someone said or did.
+
+Memories keep who said them (``actor_id``: a message's ``name`` in a conversation with several
+people, as mem0 records it). When the query names an actor of the scope
+(``Melanie`` in "What does Melanie do to destress?"), that actor's nearest memories join the pool
+(one more vector search, filtered to the actors the query's words may name) and every memory of a named actor gains
+``actor_weight`` on the min-max normalised score. A query naming no actor is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from memlane.core import filters as flt
+from memlane.core.query import Query
+from memlane.retrieval.candidates import Candidate, minmax
+from memlane.store import Store
+
+
+def named_actors(text: str, actors: set[str]) -> set[str]:
+    """The actors whose name appears in ``text`` as a whole word (case-insensitive)."""
+    return {actor for actor in actors
+            if actor.strip() and re.search(rf"(?<!\w){re.escape(actor.strip())}(?!\w)", text, re.IGNORECASE)}
+
+
+def name_forms(text: str) -> list[str]:
+    """The words of ``text`` as an actor id might spell them: as written and capitalised, without a
+    possessive ("melanie's" -> melanie, Melanie)."""
+    forms: dict[str, None] = {}
+    for word in re.findall(r"\w[\w.-]*", text):
+        word = re.sub(r"['’]s$", "", word)
+        forms.update({word: None, word[:1].upper() + word[1:].lower(): None})
+    return list(forms)
+
+
+def join(store: Store, query: Query, where: flt.Node, candidates: list[Candidate],
+         pool: int) -> tuple[list[Candidate], set[str], dict[str, Any]]:
+    """The pool with the named actors' nearest memories added (vector candidates, scored by cosine).
+    An actor is named when the query spells its id as one word (looked up in the store, so an actor
+    outside the pool is found too) or, for ids of several words, when it is among the candidates'."""
+    present = {c.record.id for c in candidates}
+    named = named_actors(query.text, {c.record.actor_id for c in candidates if c.record.actor_id})
+    names = sorted(set(name_forms(query.text)) | named)
+    scoped = flt.conjoin(where, flt.Compare(flt.Field(column="actor_id"), "in", names)) if names else None
+    hits = store.search(query.vector, scoped, pool, None) if scoped is not None else []
+    named |= {record.actor_id for record, _ in hits if record.actor_id}
+    added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
+    merged = sorted(candidates + added, key=lambda c: -c.score)
+    return merged, named, {"actors": len(named), "added": len(added)}
+
+
+def boost(candidates: list[Candidate], named: set[str], weight: float) -> list[Candidate]:
+    """Every memory of a named actor gains ``weight`` on the min-max normalised score."""
+    if not named or weight <= 0 or not candidates:
+        return candidates
+    scores = minmax(np.array([c.score for c in candidates]))
+    for c, s in zip(candidates, scores):
+        c.score = float(s + (weight if c.record.actor_id in named else 0.0))
+    return sorted(candidates, key=lambda c: -c.score)
