@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 #: the only sentence-transformers modules the ONNX runtime reproduces (Normalize is applied anyway)
-_TRANSFORMER, _POOLING, _NORMALIZE = ("sentence_transformers.models." + m for m in ("Transformer", "Pooling", "Normalize"))
+_TRANSFORMER, _POOLING, _NORMALIZE = (f"sentence_transformers.models.{module}"
+                                      for module in ("Transformer", "Pooling", "Normalize"))
 #: a BERT-style encoder: token ids, attention mask and token types in, hidden states out
 _BERT_STYLE = {"bert"}
 
