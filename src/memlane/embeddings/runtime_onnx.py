@@ -30,6 +30,10 @@ class OnnxRuntime:
         self.special_ids = frozenset(i for i, token in self.tokenizer.get_added_tokens_decoder().items()
                                      if token.special)
         options = ort.SessionOptions()
+        # idle intra-op threads sleep instead of spinning: spinning takes the cores from the Python threads
+        # around the model (and from other processes); on the busy 2-core machine a query took 3.8 ms
+        # instead of 7.7, a batch of 64 123 ms instead of 167 (benchmarks/history/embedding.md)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads is not None:
             options.intra_op_num_threads = threads
         graph = model_bytes(path, name, cache, variant)
