@@ -286,6 +286,17 @@ def test_without_torch_and_without_an_export_the_error_says_what_to_install(tmp_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.model
+def test_int8_without_the_onnx_package_says_what_to_install(tmp_path, exported, monkeypatch):
+    shutil.copy(exported, tmp_path / exported.name)
+    for name in [m for m in sys.modules if m == "onnx" or m.startswith(("onnx.", "onnxruntime.quantization"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
+    with pytest.raises(ConfigError, match=r"quantize 'int8' needs the onnx package .* pip install 'memlane\[local\]'"):
+        _vectors(tmp_path, quantize="int8")
+    assert [f.name for f in tmp_path.iterdir()] == [exported.name]
+
+
 def test_a_search_process_with_an_export_never_imports_torch(exported, tmp_path):
     script = textwrap.dedent(f"""
         import json, sys

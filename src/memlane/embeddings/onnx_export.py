@@ -123,7 +123,11 @@ def quantize_int8(fp32: bytes) -> bytes:
     fp32 on LoCoMo turns: mean 0.957 against 0.992), activations quantised per run."""
     import logging
 
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError:  # it needs the onnx package
+        raise ConfigError("embedder.config.quantize 'int8' needs the onnx package to quantise the export once: "
+                          "pip install 'memlane[local]'") from None
 
     with tempfile.TemporaryDirectory(prefix="memlane-int8-") as tmp:
         source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
@@ -137,6 +141,6 @@ def quantize_int8(fp32: bytes) -> bytes:
                     quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True)
                 finally:
                     root.setLevel(level)
-        except Exception as exc:  # onnx missing or the graph rejected: name the step that failed
+        except Exception as exc:  # the graph rejected: name the step that failed
             raise EmbeddingError(f"could not quantise the ONNX export to int8 ({type(exc).__name__}: {exc})") from exc
         return target.read_bytes()
