@@ -276,6 +276,14 @@ def test_int8_is_quantised_from_the_cached_export(tmp_path, exported, exports):
     assert names == [exported.name.split(".")[0], exported.name.split(".")[0].replace("-fp32", "-int8")]
 
 
+def test_a_cache_that_cannot_be_written_is_a_config_error(tmp_path, exports):
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be")
+    with pytest.raises(ConfigError, match="could not write the ONNX export to .*not-a-directory.*cache_dir"):
+        _vectors(blocked)
+    assert len(exports) == 1 and blocked.read_text() == "a file where the cache directory should be"
+
+
 @pytest.mark.model
 def test_without_torch_and_without_an_export_the_error_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError

@@ -64,6 +64,7 @@ def _read_verified(cache: Path, stem: str) -> bytes | None:
 
 
 def _write_atomic(cache: Path, stem: str, data: bytes) -> Path:
+    temporary = None
     try:
         cache.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=cache, prefix=f".{stem}.", suffix=".partial")
@@ -75,6 +76,8 @@ def _write_atomic(cache: Path, stem: str, data: bytes) -> Path:
         target = cache / f"{stem}.{_checksum(data)}.onnx"
         os.replace(temporary, target)
     except OSError as exc:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)  # a full disk leaves no partial file behind
         raise ConfigError(f"could not write the ONNX export to {cache} ({exc}); set embedder.config.cache_dir "
                           "or $MEMLANE_MODEL_CACHE to a writable directory") from None
     return target
@@ -88,8 +91,8 @@ def export_fp32(source: Path) -> bytes:
     except ImportError:
         raise ConfigError(
             f"the ONNX runtime of the local embedder needs a one-time export of {source} with torch, which is "
-            "not installed: pip install 'memlane[local]' (torch is needed for the export only), or set "
-            "embedder.config.runtime to 'torch'") from None
+            "not installed: pip install 'memlane[local]' (torch is needed for the export only), or copy an "
+            "export made elsewhere into the model cache (embedder.config.cache_dir)") from None
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
