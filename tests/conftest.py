@@ -75,7 +75,7 @@ def _isolated_home(tmp_path_factory):
 def _model_cache(request, tmp_path_factory):
     """One ONNX export of the local model for every test and subprocess: pytest's cache directory keeps
     it between sessions (the export is keyed by the model's checksum, so it is never stale)."""
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
     directory = cache.mkdir("memlane-model-cache") if cache is not None else tmp_path_factory.mktemp("models")
     yield from _session_env("MEMLANE_MODEL_CACHE", directory)
 
