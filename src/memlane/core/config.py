@@ -81,13 +81,23 @@ class RetrievalConfig(BaseModel):
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
     #: share of the reranker's score in the final order (the fused score has the rest)
     rerank_weight: float = Field(0.5, ge=0, le=1)
-    #: keep late-interaction token vectors of each memory (fast MaxSim reranking; ~0.8 KB per word piece)
-    store_token_vectors: bool = False
+    #: when a memory's late-interaction token vectors (MaxSim reranking; ~0.8 KB per word piece) are
+    #: stored at insert: None (default) when ``rerank`` is on by default with the maxsim reranker,
+    #: True always, False never. Whatever it says, the token vectors a rerank computes for a
+    #: candidate that has none are written back, so each memory's are computed once
+    store_token_vectors: Optional[bool] = None
     max_token_vectors: int = Field(64, ge=1, le=512)
     #: metadata values written before a memory's text when it is embedded (e.g. a session date)
     embed_metadata: list[str] = Field(default_factory=list)
     #: earlier messages of the same ``add`` embedded with each verbatim memory as context
     context_messages: int = Field(0, ge=0, le=5)
+
+    @property
+    def tokens_at_insert(self) -> bool:
+        """Whether memories get their token vectors when inserted (``store_token_vectors``)."""
+        if self.store_token_vectors is not None:
+            return self.store_token_vectors
+        return self.rerank and self.reranker.provider == "maxsim"
 
 
 class ContextConfig(BaseModel):
