@@ -188,6 +188,12 @@ class DocumentsConfig(BaseModel):
     page_chars: int = Field(1000, ge=100, le=100_000)
     #: score every allowed page exactly instead of the fast path (candidates, then exact MaxSim)
     exact_search: bool = False
+    #: default of ``search(keyword_search=)``: fuse BM25 over page text with MaxSim
+    keyword_search: bool = False
+    #: pages the MaxSim and the keyword side each bring to the fusion of a hybrid search
+    keyword_candidates: int = Field(100, ge=1, le=1000)
+    #: share of BM25 (divided by the pool's best) in the hybrid score; min-max normalised MaxSim has the rest
+    keyword_weight: float = Field(0.5, ge=0, le=1)
     max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
     max_text_chars: int = Field(5_000_000, ge=1)
     max_pages: int = Field(5_000, ge=1)

@@ -8,6 +8,8 @@ parameter-light.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from memlane.retrieval.candidates import Candidate, minmax
@@ -32,13 +34,19 @@ def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "we
             c.score = sum(1.0 / (rrf_k + ranks[c.record.id] + 1)
                           for ranks in (rank_v, rank_k) if c.record.id in ranks)
     else:
-        cos = minmax(np.array([c.cosine for c in pool]))
-        bm = np.array([c.keyword or 0.0 for c in pool])
-        bm = bm / bm.max() if bm.max() > 0 else bm
-        for c, v, k in zip(pool, cos, bm):
-            c.score = float((1 - keyword_weight) * v + keyword_weight * k)
+        fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight)
+        for c, score in zip(pool, fused):
+            c.score = float(score)
     pool.sort(key=lambda c: -c.score)
     return pool
+
+
+def weighted(dense: Sequence[float], keyword: Sequence[float], keyword_weight: float) -> np.ndarray:
+    """Weighted fusion of one pool's scores (memories: cosine and BM25; document pages: MaxSim and
+    BM25): ``(1 - w) * minmax(dense) + w * keyword / max(keyword)``, 0 for no keyword match."""
+    bm = np.asarray(keyword, dtype=np.float64)
+    bm = bm / bm.max() if len(bm) and bm.max() > 0 else bm
+    return (1 - keyword_weight) * minmax(np.asarray(dense, dtype=np.float64)) + keyword_weight * bm
 
 
 def blend(candidates: list[Candidate], stage_scores: np.ndarray, weight: float) -> list[Candidate]:
