@@ -161,27 +161,37 @@ def _bm25(texts: dict[str, str], query: str) -> dict[str, float]:
     return dict(bm25.rank(hits, len(texts), avgdl, 100))
 
 
-def _hybrid_expected(results, weight):
+def _fused(results, maxsim_order, fusion):
+    """The hybrid scores retrieval/fusion.py gives the results (every page is a MaxSim candidate here)."""
+    if fusion == "rrf":
+        keyword_order = sorted((r for r in results if r["keyword_score"] is not None), key=lambda r: -r["keyword_score"])
+        ranks = [{name: n for n, name in enumerate(order, 1)}
+                 for order in (maxsim_order, [r["document_name"] for r in keyword_order])]
+        return [sum(1 / (60 + rank[r["document_name"]]) for rank in ranks if r["document_name"] in rank)
+                for r in results]
     raw = np.array([r["raw_score"] for r in results])
     bm = np.array([r["keyword_score"] or 0.0 for r in results])
-    low, high = raw.min(), raw.max()
-    return (1 - weight) * (raw - low) / (high - low) + weight * bm / bm.max()
+    return list(0.5 * (raw - raw.min()) / (raw.max() - raw.min()) + 0.5 * bm / bm.max())
 
 
-def test_keyword_search_fuses_bm25_of_the_page_text_with_maxsim(docs):
+@pytest.mark.parametrize("fusion", ["rrf", "weighted"])
+def test_keyword_search_fuses_bm25_of_the_page_text_with_maxsim(memory, encoder, fusion):
     texts = {"cats": CATS, "markets": MARKETS, "nets": NETS, "order": ORDER}
+    docs = Documents({"documents": {"fusion": fusion}}, memory=memory, encoder=encoder)
     docs.create_collection("c")
     for name, text in texts.items():
         docs.upsert_document(name, "c", text=text)
     query = "When does order XJ9000 arrive, Monday?"
     found = docs.search(query, top_k=10, keyword_search=True)
-    maxsim_only = {r["document_name"]: r["raw_score"] for r in docs.search(query, top_k=10, exact=True)["results"]}
+    maxsim_only = docs.search(query, top_k=10, exact=True)["results"]
     results = found["results"]
     assert names(found)[0] == "order" and found["keyword_matches"] == 2  # order; markets (Monday)
     assert {r["document_name"]: r["keyword_score"] for r in results if r["keyword_score"] is not None} == \
         pytest.approx(_bm25(texts, query))
-    assert {r["document_name"]: r["raw_score"] for r in results} == pytest.approx(maxsim_only)
-    assert [r["hybrid_score"] for r in results] == pytest.approx(list(_hybrid_expected(results, 0.5)))
+    assert {r["document_name"]: r["raw_score"] for r in results} == \
+        pytest.approx({r["document_name"]: r["raw_score"] for r in maxsim_only})
+    expected = _fused(results, [r["document_name"] for r in maxsim_only], fusion)
+    assert [r["hybrid_score"] for r in results] == pytest.approx(expected)
     assert [r["hybrid_score"] for r in results] == sorted((r["hybrid_score"] for r in results), reverse=True)
     assert "keyword_score" not in docs.search(query, top_k=10)["results"][0]  # MaxSim alone: as before
     with pytest.raises(InvalidInputError, match="keyword_search"):

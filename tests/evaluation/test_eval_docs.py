@@ -75,7 +75,7 @@ def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     assert report["fast_path_candidates"]["k=10"] == 40
     assert report["methods"]["maxsim_fast"]["nDCG@10"] == report["methods"]["maxsim_exact"]["nDCG@10"]
     assert report["methods"]["hybrid_fast"]["nDCG@10"] == report["methods"]["hybrid_exact"]["nDCG@10"]
-    assert report["keyword_weight"] == 0.5  # documents.keyword_weight's default
+    assert report["fusion"] == {"method": "rrf", "rrf_k": 60}  # documents.fusion's default
     assert report["encoder"].startswith("local/") and report["token_vectors"] > 40
     assert ("queries", len(judged), len(judged)) in seen and ("token vectors", 40, 40) in seen
 

@@ -192,7 +192,12 @@ class DocumentsConfig(BaseModel):
     keyword_search: bool = False
     #: pages the MaxSim and the keyword side each bring to the fusion of a hybrid search
     keyword_candidates: int = Field(100, ge=1, le=1000)
-    #: share of BM25 (divided by the pool's best) in the hybrid score; min-max normalised MaxSim has the rest
+    #: how a hybrid search fuses the two rankings (retrieval/fusion.py): ``rrf`` (reciprocal rank fusion,
+    #: ``rrf_k``; chosen on half of Cranfield's dev queries, benchmarks/history/documents-late-interaction.md)
+    #: or ``weighted`` (``keyword_weight``)
+    fusion: Literal["weighted", "rrf"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    #: weighted fusion: share of BM25 (divided by the pool's best); min-max normalised MaxSim has the rest
     keyword_weight: float = Field(0.5, ge=0, le=1)
     max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
     max_text_chars: int = Field(5_000_000, ge=1)

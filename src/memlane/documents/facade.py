@@ -293,15 +293,22 @@ class Documents:
     def _hybrid(self, query: str, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
                 exact: bool | None) -> tuple[list["Ranked"], int]:
         """The best pages by MaxSim and by BM25 (``keyword_candidates`` each), every one with its exact
-        MaxSim, fused (``retrieval.fusion.weighted``); and how many pages matched the keywords."""
-        pool = max(top_k, self.settings.keyword_candidates)
-        maxsim = dict(self._maxsim(vectors, scope, where, pool, exact))
-        matches = dict(self.store.keyword_search(query, scope, where, self.encoder.name, pool))
+        MaxSim, fused as memories are (``retrieval/fusion.py``, ``documents.fusion``); and how many
+        pages matched the keywords."""
+        settings = self.settings
+        pool = max(top_k, settings.keyword_candidates)
+        dense = self._maxsim(vectors, scope, where, pool, exact)
+        keyword = self.store.keyword_search(query, scope, where, self.encoder.name, pool)
+        maxsim, matches = dict(dense), dict(keyword)
         maxsim.update(self.index.score(vectors, [page_id for page_id in matches if page_id not in maxsim]))
-        ids = list(maxsim)  # MaxSim's order first: equal fused scores keep it
-        fused = fusion.weighted([maxsim[i] for i in ids], [matches.get(i, 0.0) for i in ids],
-                                self.settings.keyword_weight)
-        order = sorted(range(len(ids)), key=lambda n: -fused[n])[:top_k]
+        ids = list(maxsim)  # MaxSim's candidates, then pages found by their words only
+        if settings.fusion == "rrf":
+            by_rank = fusion.rrf([i for i, _ in dense], [i for i, _ in keyword if i in maxsim], k=settings.rrf_k)
+            fused = [by_rank[i] for i in ids]
+        else:
+            fused = list(fusion.weighted([maxsim[i] for i in ids], [matches.get(i, 0.0) for i in ids],
+                                         settings.keyword_weight))
+        order = sorted(range(len(ids)), key=lambda n: -fused[n])[:top_k]  # ties keep MaxSim's order
         return [Ranked(ids[n], maxsim[ids[n]], matches.get(ids[n]), float(fused[n])) for n in order], len(matches)
 
     def _results(self, ranked: list["Ranked"], n_vectors: int) -> list[dict[str, Any]]:

@@ -148,7 +148,8 @@ def run(docs: list[dict[str, Any]], queries: list[dict[str, Any]], *, encoder: A
         keyword_weight: float | None = None) -> dict[str, Any]:
     """Score the methods; ``encoder`` is a ``MultiVectorEncoder``, ``embedder`` an ``Embedder``
     (the single-vector baseline: use the encoder's own model for a fair comparison).
-    ``keyword_weight``: the hybrid's (default: ``documents.keyword_weight``)."""
+    ``keyword_weight``: fuse the hybrid's rankings by weight, with this share of BM25 (default: as
+    ``documents.fusion`` says)."""
     doc_ids = [int(d["doc_id"]) for d in docs]
     id_set = set(doc_ids)
     judged = [(q, gains(q, id_set)) for q in queries]
@@ -172,14 +173,14 @@ def run(docs: list[dict[str, Any]], queries: list[dict[str, Any]], *, encoder: A
 
     harness = HybridHarness(docs, encoder, embedder, page_vectors, dict(zip(query_texts, query_vectors)),
                             index_options)
-    if keyword_weight is not None:
-        harness.documents.settings.keyword_weight = keyword_weight
+    if keyword_weight is not None:  # weighted fusion with this share of BM25
+        harness.documents.settings.fusion, harness.documents.settings.keyword_weight = "weighted", keyword_weight
     with harness:
         scores = _score(judged, harness, index, order=np.array(doc_ids), sentence_pages=sentence_pages,
                         sentence_queries=sentence_queries, query_vectors=query_vectors, progress=progress)
     return {
         "docs": len(docs),
-        "keyword_weight": harness.documents.settings.keyword_weight,
+        "fusion": _fusion(harness.documents.settings),
         "hybrid_pages": harness.pages,
         "queries": len(judged),
         "encoder": encoder.name,
@@ -227,3 +228,10 @@ def _summary(values: dict[str, list[float]]) -> dict[str, Any]:
     return {f"nDCG@{NDCG_K}": round(statistics.fmean(values["ndcg"]), 4) if values["ndcg"] else None,
             f"R@{RECALL_K}": round(statistics.fmean(values["recall"]), 4) if values["recall"] else None,
             "query_ms": _percentiles(values["ms"])}  # top-10 search, query already encoded
+
+
+def _fusion(settings: Any) -> dict[str, Any]:
+    """The hybrid's fusion as configured (``documents.fusion``)."""
+    if settings.fusion == "rrf":
+        return {"method": "rrf", "rrf_k": settings.rrf_k}
+    return {"method": "weighted", "keyword_weight": settings.keyword_weight}
