@@ -48,7 +48,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return f"{column} = ANY(%s::text[])"
 
     def _page_terms(self, text: str) -> dict[str, Any]:
-        terms, nterms = page_terms(text, self.store)
+        terms, nterms = page_terms(text, self.tenant)
         return {"terms": terms, "nterms": nterms}
 
     def _keyword_hits(self, con: Any, terms: list[str], pages: str, params: list[Any]) -> list[tuple]:

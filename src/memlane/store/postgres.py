@@ -104,9 +104,9 @@ def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | N
     return Tsvector(_int32(len(parts)) + b"".join(parts)), len(terms)
 
 
-def page_terms(text: str, store: "PostgresStore") -> tuple[Tsvector, int]:
+def page_terms(text: str, tenant: str) -> tuple[Tsvector, int]:
     """A document page's tsvector (its analysed terms and the tenant's token) and number of terms."""
-    return _terms(text, None, None, None, store.tenant_token)
+    return _terms(text, None, None, None, keywords.scope_token("tenant", tenant))
 
 
 _NUL = b"\0"
