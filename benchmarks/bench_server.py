@@ -316,9 +316,10 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
 
 
 def start_server(home: Path, port: int, workers: int, threads: int | None = None,
-                 extra: list[str] = ()) -> subprocess.Popen:
+                 extra: list[str] = (), config: Path | None = None) -> subprocess.Popen:
     """``memlane serve`` in its own process group (``os.killpg`` reaches its workers), once it answers."""
-    command = [sys.executable, "-m", "memlane.cli", "--home", str(home), "serve", "--port", str(port),
+    command = [sys.executable, "-m", "memlane.cli", "--home", str(home),
+               *(["--config", str(config)] if config else []), "serve", "--port", str(port),
                "--workers", str(workers), "--log-level", "warning", *(["--threads", str(threads)] if threads else []),
                *extra]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -421,6 +422,8 @@ def main() -> int:
     parser.add_argument("--workers", type=lambda v: [int(x) for x in v.split(",")], default=[1, 2],
                         help="uvicorn worker counts to run, comma-separated (default 1,2)")
     parser.add_argument("--threads", type=int, default=None, help="memlane serve --threads (default: 40)")
+    parser.add_argument("--runtimes", type=lambda v: v.split(","), default=["auto"],
+                        help="the local model's runtimes to serve with, in turn (auto, onnx, torch)")
     parser.add_argument("--wait-idle", type=float, default=120.0,
                         help="wait up to this many seconds for other processes to quieten before each run")
     parser.add_argument("--seed", type=int, default=5)
@@ -445,11 +448,13 @@ def main() -> int:
         result["setup"] = setup
         log(f"setup: {setup}")
         runs = {}
-        for workers in args.workers:
+        for runtime, workers in [(r, w) for r in args.runtimes for w in args.workers]:
             idle = wait_for_idle(args.wait_idle) if args.wait_idle > 0 else None
             port = free_port()
-            server = start_server(home, port, workers, args.threads)
-            log(f"server up on port {port} (pid {server.pid}, workers {workers}); idle wait {idle}")
+            config = home / f"{runtime}.json"
+            config.write_text(json.dumps({"embedder": {"provider": "local", "config": {"runtime": runtime}}}))
+            server = start_server(home, port, workers, args.threads, config=config)
+            log(f"server up on port {port} (pid {server.pid}, workers {workers}, runtime {runtime}); idle wait {idle}")
             phases: dict = {"idle_wait": idle} if idle else {}
             try:
                 common = {"url": f"http://127.0.0.1:{port}", "key": key, "users": args.users,
@@ -471,7 +476,8 @@ def main() -> int:
                     server.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     os.killpg(server.pid, signal.SIGKILL)
-            runs[f"workers_{workers}"] = phases
+            name = f"workers_{workers}" if len(args.runtimes) == 1 else f"{runtime}_workers_{workers}"
+            runs[name if name not in runs else f"{name}_{sum(k.startswith(name) for k in runs) + 1}"] = phases
     result["runs"] = runs
     checks = {}
     for name, phases in runs.items():

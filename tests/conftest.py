@@ -54,17 +54,30 @@ def hashing_embedder():
     return HashingEmbedder()
 
 
+def _session_env(name, path):
+    """Set an environment variable for the session (subprocesses inherit it), then restore it."""
+    old = os.environ.get(name)
+    os.environ[name] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = old
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_home(tmp_path_factory):
     """No test may touch the real ~/.memlane."""
-    home = tmp_path_factory.mktemp("memlane-home")
-    old = os.environ.get("MEMLANE_HOME")
-    os.environ["MEMLANE_HOME"] = str(home)
-    yield home
-    if old is None:
-        os.environ.pop("MEMLANE_HOME", None)
-    else:
-        os.environ["MEMLANE_HOME"] = old
+    yield from _session_env("MEMLANE_HOME", tmp_path_factory.mktemp("memlane-home"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _model_cache(request, tmp_path_factory):
+    """One ONNX export of the local model for every test and subprocess: pytest's cache directory keeps
+    it between sessions (the export is keyed by the model's checksum, so it is never stale)."""
+    cache = request.config.cache
+    directory = cache.mkdir("memlane-model-cache") if cache is not None else tmp_path_factory.mktemp("models")
+    yield from _session_env("MEMLANE_MODEL_CACHE", directory)
 
 
 @pytest.fixture(scope="session")

