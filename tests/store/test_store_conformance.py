@@ -540,3 +540,16 @@ def test_reembed_swaps_every_vector_and_resumes_after_interruption(backend, embe
         assert best["memory"] == "I drive a red car" and best["score"] > 0.3
     with pytest.raises(EmbedderMismatchError):
         Memory(config, embedder=embedder)
+
+
+def test_a_store_refusing_the_token_write_back_still_reranks(memory, monkeypatch, caplog):
+    ids = [r["id"] for r in memory.add(TEA, user_id="u", infer=False)["results"]]
+
+    def refuse(items):
+        raise StoreError("the store is read-only")
+
+    monkeypatch.setattr(memory.store, "keep_token_vectors", refuse)
+    with caplog.at_level("WARNING", logger="memlane.retrieval"):
+        assert _reranked(memory, "tea")  # the rerank ran on the vectors it computed
+    assert "could not keep the token vectors of 4 memories" in caplog.text
+    assert memory.store.token_vectors(ids) == {}
