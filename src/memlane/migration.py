@@ -399,6 +399,8 @@ def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> No
     bump of the tenant's document version so running processes reload their page index."""
     from psycopg.types.json import Jsonb
 
+    from memlane.store.postgres import page_terms
+
     if table == "doc_collections":
         cur.executemany("INSERT INTO memlane_doc_collections (tenant, id, name, metadata, created_at, updated_at)"
                         " VALUES (%s, %s, %s, %s, %s, %s)",
@@ -407,11 +409,11 @@ def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> No
         cur.executemany("INSERT INTO memlane_doc_documents (tenant, id, collection_id, name, metadata, source,"
                         " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                         [(tenant, r[0], r[1], r[2], Jsonb(json.loads(r[3])), *r[4:]) for r in rows])
-    else:
+    else:  # with their keyword index (r[3]: the page's text)
         cur.executemany("INSERT INTO memlane_doc_pages (tenant, id, document_id, page_number, text, image, encoder,"
-                        " dims, n_tokens, vectors, fde, fde_config)"
-                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        [(tenant, *r) for r in rows])
+                        " dims, n_tokens, vectors, fde, fde_config, terms, nterms)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(tenant, *r, *page_terms(r[3], tenant)) for r in rows])
     cur.execute("INSERT INTO memlane_doc_state (tenant, version) VALUES (%s, 1)"
                 " ON CONFLICT (tenant) DO UPDATE SET version = memlane_doc_state.version + 1", (tenant,))
 

@@ -80,6 +80,11 @@ def test_documents_lifecycle(api):
         "query": "stock market", "collection_name": "papers", "top_k": 5,
         "query_filter": {"on": "document", "key": "year", "value": 2023, "lookup": "key_lookup"}}))
     assert {r["document_name"] for r in filtered["results"]} == {"report"}
+    hybrid = ok(api.post("/search/documents", json={
+        "query": "stock market", "top_k": 3, "keyword_search": True,
+        "query_filter": {"on": "document", "key": "year", "value": 2023, "lookup": "key_lookup"}}))
+    assert hybrid["keyword_matches"] == 1 and hybrid["results"][0]["document_name"] == "report"
+    assert hybrid["results"][0]["keyword_score"] > 0 and "hybrid_score" in hybrid["results"][0]
 
     on_documents = ok(api.post("/filter", json={"key": "tags", "value": ["pets"], "lookup": "contains"}))
     assert on_documents["on"] == "document" and [d["name"] for d in on_documents["results"]] == ["cats"]
@@ -123,6 +128,7 @@ def test_names_conflicts_and_unknowns(api):
     ("/search/documents", {"query": "x", "query_filter": {"key": "a", "value": 1, "on": "page"}}, 422,
      "query_filter"),
     ("/search/documents", {"query": "x", "top_k": 0}, 422, "top_k"),
+    ("/search/documents", {"query": "x", "keyword_search": "yes"}, 422, "keyword_search"),
     ("/search/documents", {"query": "   "}, 422, "query"),
     ("/search/documents", {"query": "x", "collection": "typo"}, 422, "collection"),
     ("/search/documents/image", {"img_base64": b64(PNG)}, 422, "img_base64"),

@@ -39,6 +39,11 @@ def test_add_list_search_delete(cli, tmp_path):
     assert [r["document_name"] for r in filtered["results"]] == ["cats"]
     table = cli("docs", "search", "stock market falls").output
     assert "report.pdf" in table or "notes.md" in table
+    hybrid = json.loads(cli("docs", "search", "stock market", "-k", "10", "--keyword", "--json",
+                            "--filter", '{"key": "year", "value": 2024}').output)
+    assert hybrid["keyword_matches"] == 2  # the markets page of notes.md and of report.pdf
+    assert {r["document_name"] for r in hybrid["results"] if r["keyword_score"]} == {"notes.md", "report.pdf"}
+    assert "hybrid" in cli("docs", "search", "stock market", "--keyword").output
 
     again = json.loads(cli("docs", "add", report, "-c", "papers", "-m", '{"year": 2025}', "--json").output)
     assert again[0]["created"] is False and again[0]["metadata"] == {"year": 2025}

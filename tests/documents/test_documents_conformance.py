@@ -14,6 +14,8 @@ from memlane.documents.encoders import LocalTokenEncoder
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
 from memlane.documents.late_interaction import maxsim
 from memlane.core.errors import InvalidInputError, UnsupportedInputError
+from memlane.store import bm25
+from memlane.text import keywords
 
 CATS = "Cats are small furry animals. A cat purrs when it is content and sleeps most of the day."
 MARKETS = "The stock market fell sharply on Monday as investors sold bank shares."
@@ -146,6 +148,87 @@ def test_collection_scope_and_query_filter_restrict_search(docs):
         docs.search("cat", collection_name="nope")
 
 
+ORDER = "Order XJ9000 shipped to Berlin on Monday; the order arrives on Friday."
+
+
+def _bm25(texts: dict[str, str], query: str) -> dict[str, float]:
+    """BM25 by store/bm25.py's rule over ``texts`` (the admitted pages), from the analyser's terms."""
+    terms = keywords.query_terms(query)
+    analysed = {name: keywords.analyze(text) for name, text in texts.items()}
+    hits = [(name, len(words), term, words.count(term)) for name, words in analysed.items()
+            for term in terms if term in words]
+    avgdl = sum(len(words) for words in analysed.values()) / len(analysed)
+    return dict(bm25.rank(hits, len(texts), avgdl, 100))
+
+
+def _fused(results, maxsim_order, fusion):
+    """The hybrid scores retrieval/fusion.py gives the results (every page is a MaxSim candidate here)."""
+    if fusion == "rrf":
+        keyword_order = sorted((r for r in results if r["keyword_score"] is not None), key=lambda r: -r["keyword_score"])
+        ranks = [{name: n for n, name in enumerate(order, 1)}
+                 for order in (maxsim_order, [r["document_name"] for r in keyword_order])]
+        return [sum(1 / (60 + rank[r["document_name"]]) for rank in ranks if r["document_name"] in rank)
+                for r in results]
+    raw = np.array([r["raw_score"] for r in results])
+    bm = np.array([r["keyword_score"] or 0.0 for r in results])
+    return list(0.5 * (raw - raw.min()) / (raw.max() - raw.min()) + 0.5 * bm / bm.max())
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "weighted"])
+def test_keyword_search_fuses_bm25_of_the_page_text_with_maxsim(memory, encoder, fusion):
+    texts = {"cats": CATS, "markets": MARKETS, "nets": NETS, "order": ORDER}
+    docs = Documents({"documents": {"fusion": fusion}}, memory=memory, encoder=encoder)
+    docs.create_collection("c")
+    for name, text in texts.items():
+        docs.upsert_document(name, "c", text=text)
+    query = "When does order XJ9000 arrive, Monday?"
+    found = docs.search(query, top_k=10, keyword_search=True)
+    maxsim_only = docs.search(query, top_k=10, exact=True)["results"]
+    results = found["results"]
+    assert names(found)[0] == "order" and found["keyword_matches"] == 2  # order; markets (Monday)
+    assert {r["document_name"]: r["keyword_score"] for r in results if r["keyword_score"] is not None} == \
+        pytest.approx(_bm25(texts, query))
+    assert {r["document_name"]: r["raw_score"] for r in results} == \
+        pytest.approx({r["document_name"]: r["raw_score"] for r in maxsim_only})
+    expected = _fused(results, [r["document_name"] for r in maxsim_only], fusion)
+    assert [r["hybrid_score"] for r in results] == pytest.approx(expected)
+    assert [r["hybrid_score"] for r in results] == sorted((r["hybrid_score"] for r in results), reverse=True)
+    assert "keyword_score" not in docs.search(query, top_k=10)["results"][0]  # MaxSim alone: as before
+    with pytest.raises(InvalidInputError, match="keyword_search"):
+        docs.search(query, keyword_search="yes")
+
+
+def test_keyword_search_keeps_collection_filter_and_scope_local_statistics(docs):
+    docs.create_collection("pets", {"public": True})
+    docs.create_collection("finance", {"public": False})
+    docs.upsert_document("cats", "pets", text=CATS, metadata={"year": 2024})
+    docs.upsert_document("old-cats", "pets", text=CATS + " Old cats sleep more.", metadata={"year": 2020})
+    docs.upsert_document("markets", "finance", text=MARKETS + " Cat bonds fell.", metadata={"year": 2024})
+
+    def keyword_scores(**options):
+        found = docs.search("cats sleep", top_k=10, keyword_search=True, **options)
+        assert found["keyword_matches"] == len([r for r in found["results"] if r["keyword_score"] is not None])
+        return {r["document_name"]: r["keyword_score"] for r in found["results"]}
+
+    year = {"on": "document", "key": "year", "value": 2024, "lookup": "key_lookup"}
+    public = {"on": "collection", "key": "public", "value": True}
+    assert keyword_scores(query_filter=year) == pytest.approx(
+        _bm25({"cats": CATS, "markets": MARKETS + " Cat bonds fell."}, "cats sleep"))
+    pets = {"cats": CATS, "old-cats": CATS + " Old cats sleep more."}
+    assert keyword_scores(collection_name="pets") == pytest.approx(_bm25(pets, "cats sleep"))
+    assert keyword_scores(query_filter=public) == pytest.approx(_bm25(pets, "cats sleep"))
+    assert keyword_scores(collection_name="finance", query_filter=public) == {}
+
+
+def test_a_query_without_keyword_terms_ranks_by_maxsim_alone(docs):
+    docs.create_collection("c")
+    for name, text in {"cats": CATS, "markets": MARKETS, "nets": NETS}.items():
+        docs.upsert_document(name, "c", text=text)
+    found = docs.search("What is it, and why?", top_k=3, keyword_search=True)  # stop words only
+    assert found["keyword_matches"] == 0 and all(r["keyword_score"] is None for r in found["results"])
+    assert names(found) == names(docs.search("What is it, and why?", top_k=3))
+
+
 def test_delete_document_removes_its_pages_from_search(docs):
     docs.create_collection("c")
     docs.upsert_document("cats", "c", text=CATS)
@@ -228,6 +311,7 @@ def _check_isolation(a: Documents, b: Documents) -> None:
     b.create_collection("shared-name", {"owner": "b"})  # the same name in another tenant is fine
     a.upsert_document("cats", "shared-name", text=CATS)
     assert names(b.search("cat", top_k=5)) == []
+    assert b.search("cats purr", top_k=5, keyword_search=True)["keyword_matches"] == 0
     assert b.list_documents() == []
     assert b.get_collection("shared-name")["metadata"] == {"owner": "b"}
     assert b.filter({"key": "owner", "value": "a", "on": "collection"})["results"] == []

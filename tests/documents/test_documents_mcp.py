@@ -40,9 +40,11 @@ def test_search_documents_tool(live):
                                                           "query_filter": {"key": "year", "lookup": "has_key",
                                                                            "value": 1}}),
             await _call(live, key_b, "search_documents", {"query": "does a cat purr?"}),
+            await _call(live, key_a, "search_documents", {"query": "sleeping cats", "keyword_search": True}),
         )
 
-    found, filtered, unknown, invalid, other_tenant = anyio.run(scenario)
+    found, filtered, unknown, invalid, other_tenant, hybrid = anyio.run(scenario)
+    assert hybrid["keyword_matches"] == 1 and hybrid["results"][0]["keyword_score"] > 0
     assert found["count"] == 1 and found["results"][0]["document_name"] == "cats"
     assert found["results"][0]["collection_metadata"] == {"public": True} and found["results"][0]["page_number"] == 1
     # one rule for every limit an MCP tool takes (seed 001's): a string is not a count, the default (3) applies

@@ -237,8 +237,31 @@ def test_a_sqlite_file_from_before_the_migration_is_upgraded_and_searched(tmp_pa
         with Documents(memory=m, encoder=encoder) as docs:
             assert results(docs) == expected
             assert encoded["pages"] == len(TEXTS)
+            # the keyword index of pages (a later migration) was filled from the rows already there
+            assert keyword_matches(docs, "bank shares") == {"markets": 2, "rates": 1}
         encoded["pages"] = 0
         with Documents(memory=m, encoder=encoder) as docs:
             assert results(docs) == expected
             assert encoded["pages"] == 0
     assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == sqlite_schema.VERSION
+
+
+def keyword_matches(docs: Documents, query: str) -> dict[str, int]:
+    """The pages a keyword search matches, with how many of the query's terms each holds."""
+    found = docs.search(query, top_k=len(TEXTS), keyword_search=True)
+    terms = query.lower().split()
+    return {r["document_name"]: sum(t.rstrip("s") in r["text"].lower() for t in terms)
+            for r in found["results"] if r["keyword_score"] is not None}
+
+
+def test_postgres_pages_written_before_keyword_search_are_indexed_when_a_documents_opens(pg, embedder, encoder):
+    """PostgreSQL's migration adds the keyword columns empty (the analyser is Python): a document store
+    opening fills them for the tenant's pages."""
+    with Memory(pg.config(), embedder=embedder) as m:
+        with Documents(memory=m, encoder=encoder) as docs:
+            fill(docs)
+            docs.store._run(lambda con: con.execute("UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL"),
+                            write=True)
+            assert keyword_matches(docs, "bank shares") == {}
+        with Documents(memory=m, encoder=encoder) as docs:
+            assert keyword_matches(docs, "bank shares") == {"markets": 2, "rates": 1}

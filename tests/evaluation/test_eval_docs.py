@@ -66,7 +66,7 @@ def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     ids = {d["doc_id"] for d in docs}
     judged = [q for q in evaluation.load_jsonl(QUERIES) if evaluation.gains(q, ids)]
     assert report["docs"] == 40 and report["queries"] == len(judged) > 5
-    assert set(report["methods"]) == {"single_vector", "maxsim_exact", "maxsim_fast"}
+    assert set(report["methods"]) == {"single_vector", "maxsim_exact", "maxsim_fast", "hybrid_exact", "hybrid_fast"}
     for values in report["methods"].values():
         assert 0.2 < values["nDCG@10"] <= 1.0
         assert values["R@100"] == 1.0  # 40 documents: the top 100 holds all of them
@@ -74,6 +74,8 @@ def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     # with fewer pages than the fast path's candidate count, it scores every page: same as exact
     assert report["fast_path_candidates"]["k=10"] == 40
     assert report["methods"]["maxsim_fast"]["nDCG@10"] == report["methods"]["maxsim_exact"]["nDCG@10"]
+    assert report["methods"]["hybrid_fast"]["nDCG@10"] == report["methods"]["hybrid_exact"]["nDCG@10"]
+    assert report["fusion"] == {"method": "rrf", "rrf_k": 60}  # documents.fusion's default
     assert report["encoder"].startswith("local/") and report["token_vectors"] > 40
     assert ("queries", len(judged), len(judged)) in seen and ("token vectors", 40, 40) in seen
 

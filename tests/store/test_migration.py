@@ -150,6 +150,10 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     assert counts["graph_relations"] >= 5 and counts["graph_entities"] >= 5 and counts["doc_pages"] == 3
     assert report["index"] == "built after the load" and report["resumed"] is False
     assert report["source_tenant"] == "default"
+    with psycopg.connect(pg.url, autocommit=True) as con:  # the pages arrive with their keyword index
+        con.execute(f'SET search_path TO "{schema}", public')
+        assert con.execute("SELECT count(*) FROM memlane_doc_pages WHERE nterms > 0 AND terms IS NOT NULL"
+                           ).fetchone()[0] == 3
     with pg_memory(pg, schema, embedder) as target:
         after = _snapshot(target, _history_ids(source))
     for key in before:

@@ -209,3 +209,30 @@ def test_keyword_terms_are_sent_in_binary_and_read_back_as_postgres_parses_them(
     with psycopg.connect(pg.url, autocommit=True) as con:  # the same as the server's own parse of the text form
         same = con.execute("SELECT %s::tsvector::text", ("'tea':" + ",".join(map(str, range(1, 301))),)).fetchone()[0]
     assert same == "'tea':" + ",".join(map(str, range(1, 257)))
+
+
+def test_a_token_write_back_waits_for_an_update_in_progress_and_then_keeps_nothing(pg, hashing_embedder):
+    """Rows are locked while the write-back checks them: a search that read a memory just before
+    another process updates it must not store token vectors of the old text next to the new one."""
+    import threading
+
+    import numpy as np
+
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema), embedder=hashing_embedder) as memory:
+        mid = memory.add("green tea in the morning", user_id="u", infer=False)["results"][0]["id"]
+        read = memory.store.get(mid)
+        tokens = np.ones((3, 384), dtype=np.float32) / np.sqrt(384)
+        kept: list[int] = []
+        with psycopg.connect(pg.url) as con:  # another writer: updated, not committed yet
+            con.execute(f'SET search_path TO "{schema}", public')
+            con.execute("SELECT 1 FROM memlane_memories WHERE id = %s FOR UPDATE", (mid,))
+            con.execute("UPDATE memlane_memories SET text = 'black coffee', updated_at = '2099-01-01' WHERE id = %s",
+                        (mid,))
+            writer = threading.Thread(target=lambda: kept.append(memory.store.keep_token_vectors([(read, tokens)])))
+            writer.start()
+            writer.join(0.5)
+            assert writer.is_alive()  # waiting for the update's lock
+            con.commit()
+        writer.join()
+        assert kept == [0] and memory.store.token_vectors([mid]) == {}

@@ -17,6 +17,7 @@ from memlane import Memory, MemoryNotFoundError
 from memlane.core.errors import EmbedderMismatchError, ScopeError, StoreError
 from memlane.core.models import NewMemory
 from memlane.core.models import MemoryRecord
+from memlane.core.changes import Invalidate
 from memlane.store import ChangeSet, Delete, Update
 from support.notes import NOTES
 
@@ -394,6 +395,95 @@ def test_token_vectors_round_trip(backend, embedder):
         assert m.store.token_vectors([mid]) == {}
 
 
+class _CountingTokens:
+    """The hashing embedder, recording the texts whose token vectors it computes."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dims = inner, inner.name, inner.dims
+        self.token_texts: list[str] = []
+
+    def embed(self, texts, purpose):
+        return self.inner.embed(texts, purpose)
+
+    def embed_with_tokens(self, texts):
+        self.token_texts.extend(texts)
+        return self.inner.embed_with_tokens(texts)
+
+
+TEA = ["green tea in the morning", "black tea with milk", "tea ceremony in Kyoto", "coffee is not tea"]
+
+
+def _reranked(m, query):
+    result = m.search(query, user_id="u", limit=10, rerank=True)
+    assert result["metadata"]["stages"]["rerank"]["ran"]
+    return [(r["id"], round(r["scores"]["rerank"], 2)) for r in result["results"]]
+
+
+def test_a_rerank_keeps_the_token_vectors_it_computes(backend, hashing_embedder):
+    counting = _CountingTokens(hashing_embedder)
+    with Memory(backend(), embedder=counting) as m:  # defaults: no token vectors at insert
+        ids = [r["id"] for r in m.add(TEA, user_id="u", infer=False)["results"]]
+        assert m.store.token_vectors(ids) == {} and counting.token_texts == []
+        first = _reranked(m, "tea")
+        assert sorted(counting.token_texts) == sorted(TEA + ["tea"])  # the candidates' and the query's
+        assert set(m.store.token_vectors(ids)) == set(ids)
+        counting.token_texts.clear()
+        assert _reranked(m, "tea") == first  # the same order and scores from the kept vectors
+        assert _reranked(m, "milk tea") and counting.token_texts == ["milk tea"]  # the query's only
+        m.update(ids[1], "oolong tea with milk")
+        assert set(m.store.token_vectors(ids)) == set(ids) - {ids[1]}  # the new text's are not the old's
+        counting.token_texts.clear()
+        _reranked(m, "tea")
+        assert counting.token_texts == ["oolong tea with milk"]
+        assert set(m.store.token_vectors(ids)) == set(ids)
+
+
+@pytest.mark.parametrize("change, kept", [
+    (None, 1),  # unchanged since read: kept
+    ("update text", 0),
+    ("update metadata", 0),  # updated_at moved: the read may be stale
+    ("invalidate", 0),
+    ("delete", 0),
+])
+def test_token_vectors_are_kept_only_for_memories_unchanged_since_read(memory, change, kept):
+    mid = memory.add("green tea in the morning", user_id="u", infer=False)["results"][0]["id"]
+    read = memory.store.get(mid)
+    if change == "update text":
+        memory.update(mid, "black coffee at noon")
+    elif change == "update metadata":
+        memory.update(mid, metadata={"mood": "calm"})
+    elif change == "invalidate":
+        memory.store.apply(ChangeSet(invalidations=[Invalidate(id=mid, reason="retracted")]))
+    elif change == "delete":
+        memory.delete(mid)
+    tokens = np.ones((3, memory.embeddings.dims), dtype=np.float32) / np.sqrt(memory.embeddings.dims)
+    assert memory.store.keep_token_vectors([(read, tokens)]) == kept
+    assert len(memory.store.token_vectors([mid])) == kept
+
+
+def test_rerank_configured_on_stores_token_vectors_at_insert(backend, hashing_embedder):
+    table = [({}, False), ({"rerank": True}, True), ({"rerank": True, "store_token_vectors": False}, False),
+             ({"store_token_vectors": True}, True),
+             ({"rerank": True, "reranker": {"provider": "llm", "config": {}}}, False)]
+    for settings, at_insert in table:
+        with Memory(backend(**settings), embedder=hashing_embedder) as m:
+            mid = m.add("green tea in the morning", user_id="u", infer=False)["results"][0]["id"]
+            assert (mid in m.store.token_vectors([mid])) is at_insert, settings
+
+
+def test_reembed_drops_the_old_embedders_token_vectors(backend):
+    from memlane.embeddings.hashing import HashingEmbedder
+
+    config = backend(store_token_vectors=True)
+    with Memory(config, embedder=HashingEmbedder(384)) as m:
+        ids = [r["id"] for r in m.add(TEA, user_id="u", infer=False)["results"]]
+        assert set(m.store.token_vectors(ids)) == set(ids)
+    with Memory.reembed(config, embedder=HashingEmbedder(256)) as m:
+        assert m.store.token_vectors(ids) == {}
+        _reranked(m, "tea")  # computed again with the new embedder (384-dim ones would fail MaxSim)
+        assert {t.shape[1] for t in m.store.token_vectors(ids).values()} == {256}
+
+
 # -- provenance and re-embedding -------------------------------------------------------------------
 
 
@@ -450,3 +540,16 @@ def test_reembed_swaps_every_vector_and_resumes_after_interruption(backend, embe
         assert best["memory"] == "I drive a red car" and best["score"] > 0.3
     with pytest.raises(EmbedderMismatchError):
         Memory(config, embedder=embedder)
+
+
+def test_a_store_refusing_the_token_write_back_still_reranks(memory, monkeypatch, caplog):
+    ids = [r["id"] for r in memory.add(TEA, user_id="u", infer=False)["results"]]
+
+    def refuse(items):
+        raise StoreError("the store is read-only")
+
+    monkeypatch.setattr(memory.store, "keep_token_vectors", refuse)
+    with caplog.at_level("WARNING", logger="memlane.retrieval"):
+        assert _reranked(memory, "tea")  # the rerank ran on the vectors it computed
+    assert "could not keep the token vectors of 4 memories" in caplog.text
+    assert memory.store.token_vectors(ids) == {}

@@ -134,22 +134,28 @@ def search(
     top_k: int = typer.Option(3, "--top-k", "-k", min=1, help="pages to return"),
     query_filter: Optional[str] = FilterOpt,
     exact: Optional[bool] = typer.Option(None, "--exact/--fast", help="score every page exactly (default: config)"),
+    keyword: Optional[bool] = typer.Option(None, "--keyword/--no-keyword",
+                                           help="fuse BM25 over the pages' text with MaxSim (default: config)"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Pages by late-interaction (MaxSim) similarity to the query, best first."""
+    """Pages by late-interaction (MaxSim) similarity to the query, best first; with --keyword fused
+    with BM25 over their text (then the first column is the hybrid score)."""
     with _documents() as documents:
         found = documents.search(query, collection_name=collection or "all", top_k=top_k,
-                                 query_filter=_json_arg(query_filter, "--filter"), exact=exact)
+                                 query_filter=_json_arg(query_filter, "--filter"), exact=exact,
+                                 keyword_search=keyword)
     if as_json:
         _print_json(found)
         return
     if not found["results"]:
         console.print("[dim]no pages found[/dim]")
         return
-    table = Table("score", "raw", "collection", "document", "page", "text")
+    hybrid = "keyword_matches" in found
+    table = Table("hybrid" if hybrid else "score", "raw", "collection", "document", "page", "text")
     for r in found["results"]:
         snippet = " ".join(r["text"].split())
-        table.add_row(f"{r['normalized_score']:.3f}", f"{r['raw_score']:.2f}", escape(r["collection_name"]),
+        score = r["hybrid_score"] if hybrid else r["normalized_score"]
+        table.add_row(f"{score:.3f}", f"{r['raw_score']:.2f}", escape(r["collection_name"]),
                       escape(r["document_name"]), str(r["page_number"]),
                       escape(snippet[:120] + ("…" if len(snippet) > 120 else "")))
     console.print(table)

@@ -91,13 +91,23 @@ class RetrievalConfig(BaseModel):
     #: a query naming an actor (a memory's ``actor_id``) adds that actor's nearest memories and lifts
     #: them by this much on the normalised score (retrieval/actors.py); 0 = off
     actor_weight: float = Field(0.5, ge=0, le=1)
-    #: keep late-interaction token vectors of each memory (fast MaxSim reranking; ~0.8 KB per word piece)
-    store_token_vectors: bool = False
+    #: when a memory's late-interaction token vectors (MaxSim reranking; ~0.8 KB per word piece) are
+    #: stored at insert: None (default) when ``rerank`` is on by default with the maxsim reranker,
+    #: True always, False never. Whatever it says, the token vectors a rerank computes for a
+    #: candidate that has none are written back, so each memory's are computed once
+    store_token_vectors: Optional[bool] = None
     max_token_vectors: int = Field(64, ge=1, le=512)
     #: metadata values written before a memory's text when it is embedded (e.g. a session date)
     embed_metadata: list[str] = Field(default_factory=list)
     #: earlier messages of the same ``add`` embedded with each verbatim memory as context
     context_messages: int = Field(0, ge=0, le=5)
+
+    @property
+    def tokens_at_insert(self) -> bool:
+        """Whether memories get their token vectors when inserted (``store_token_vectors``)."""
+        if self.store_token_vectors is not None:
+            return self.store_token_vectors
+        return self.rerank and self.reranker.provider == "maxsim"
 
 
 class ContextConfig(BaseModel):
@@ -188,6 +198,17 @@ class DocumentsConfig(BaseModel):
     page_chars: int = Field(1000, ge=100, le=100_000)
     #: score every allowed page exactly instead of the fast path (candidates, then exact MaxSim)
     exact_search: bool = False
+    #: default of ``search(keyword_search=)``: fuse BM25 over page text with MaxSim
+    keyword_search: bool = False
+    #: pages the MaxSim and the keyword side each bring to the fusion of a hybrid search
+    keyword_candidates: int = Field(100, ge=1, le=1000)
+    #: how a hybrid search fuses the two rankings (retrieval/fusion.py): ``rrf`` (reciprocal rank fusion,
+    #: ``rrf_k``; chosen on half of Cranfield's dev queries, benchmarks/history/documents-late-interaction.md)
+    #: or ``weighted`` (``keyword_weight``)
+    fusion: Literal["weighted", "rrf"] = "rrf"
+    rrf_k: int = Field(60, ge=1)
+    #: weighted fusion: share of BM25 (divided by the pool's best); min-max normalised MaxSim has the rest
+    keyword_weight: float = Field(0.5, ge=0, le=1)
     max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
     max_text_chars: int = Field(5_000_000, ge=1)
     max_pages: int = Field(5_000, ge=1)

@@ -15,11 +15,12 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from memlane.core import config as config_mod
+from memlane.core import validation
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
@@ -40,6 +41,7 @@ from memlane.documents.store import DocumentStore
 from memlane.core.errors import ConfigError, InvalidInputError, UnsupportedInputError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
+from memlane.retrieval import fusion
 
 #: pages encoded per model call while upserting (and per progress step)
 ENCODE_BATCH = 16
@@ -209,15 +211,25 @@ class Documents:
     # -- search -----------------------------------------------------------------------------------
 
     def search(self, query: str, *, collection_name: str = ALL, top_k: int = 3,
-               query_filter: Mapping[str, Any] | None = None, exact: bool | None = None) -> dict[str, Any]:
+               query_filter: Mapping[str, Any] | None = None, exact: bool | None = None,
+               keyword_search: bool | None = None) -> dict[str, Any]:
         """The ``top_k`` pages with the highest MaxSim to the query's token vectors, best first.
 
         Each result carries ``raw_score`` (MaxSim) and ``normalized_score`` (raw / number of query
-        vectors), its page number and text, and its document's and collection's names, ids and metadata."""
+        vectors), its page number and text, and its document's and collection's names, ids and metadata.
+
+        ``keyword_search`` (default: ``documents.keyword_search``): fuse BM25 over the pages' text (the
+        memories' analyser and rule) with MaxSim: the best ``documents.keyword_candidates`` pages of
+        each, ranked by ``hybrid_score``; each result also carries ``keyword_score`` (BM25, null when
+        the page has none of the query's terms), and the answer ``keyword_matches``."""
         query = inputs.query_text(query, self.settings)
         scope, where, top_k = self._search_options(collection_name, query_filter, top_k)
+        keyword_search = validation.flag(keyword_search, "keyword_search", self.settings.keyword_search)
         vectors = self.encoder.encode_queries([query])[0]
-        return {"query": query, "results": self._search(vectors, scope, where, top_k, exact)}
+        if not keyword_search:
+            return {"query": query, "results": self._search(vectors, scope, where, top_k, exact)}
+        ranked, matches = self._hybrid(query, vectors, scope, where, top_k, exact)
+        return {"query": query, "results": self._results(ranked, len(vectors)), "keyword_matches": matches}
 
     def search_image(self, image: bytes | str, *, collection_name: str = ALL, top_k: int = 3,
                      query_filter: Mapping[str, Any] | None = None, exact: bool | None = None) -> dict[str, Any]:
@@ -268,23 +280,52 @@ class Documents:
 
     def _search(self, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
                 exact: bool | None) -> list[dict[str, Any]]:
+        return self._results([Ranked(page_id, raw) for page_id, raw in
+                              self._maxsim(vectors, scope, where, top_k, exact)], len(vectors))
+
+    def _maxsim(self, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
+                exact: bool | None) -> list[tuple[str, float]]:
         if exact is None:
             exact = self.settings.exact_search
         allowed = None if scope is None and where == MATCH_ALL else set(self.store.page_ids(scope, where))
-        found = self.index.search(vectors, top_k, allowed, bool(exact))
-        hits = self.store.hits([page_id for page_id, _ in found])
-        n = len(vectors)
+        return self.index.search(vectors, top_k, allowed, bool(exact))
+
+    def _hybrid(self, query: str, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
+                exact: bool | None) -> tuple[list["Ranked"], int]:
+        """The best pages by MaxSim and by BM25 (``keyword_candidates`` each), every one with its exact
+        MaxSim, fused as memories are (``retrieval/fusion.py``, ``documents.fusion``); and how many
+        pages matched the keywords."""
+        settings = self.settings
+        pool = max(top_k, settings.keyword_candidates)
+        dense = self._maxsim(vectors, scope, where, pool, exact)
+        keyword = self.store.keyword_search(query, scope, where, self.encoder.name, pool)
+        maxsim, matches = dict(dense), dict(keyword)
+        maxsim.update(self.index.score(vectors, [page_id for page_id in matches if page_id not in maxsim]))
+        ids = list(maxsim)  # MaxSim's candidates, then pages found by their words only
+        if settings.fusion == "rrf":
+            by_rank = fusion.rrf([i for i, _ in dense], [i for i, _ in keyword if i in maxsim], k=settings.rrf_k)
+            fused = [by_rank[i] for i in ids]
+        else:
+            fused = list(fusion.weighted([maxsim[i] for i in ids], [matches.get(i, 0.0) for i in ids],
+                                         settings.keyword_weight))
+        order = sorted(range(len(ids)), key=lambda n: -fused[n])[:top_k]  # ties keep MaxSim's order
+        return [Ranked(ids[n], maxsim[ids[n]], matches.get(ids[n]), float(fused[n])) for n in order], len(matches)
+
+    def _results(self, ranked: list["Ranked"], n_vectors: int) -> list[dict[str, Any]]:
+        hits = self.store.hits([r.page_id for r in ranked])
+        hybrid = {} if ranked and ranked[0].hybrid_score is not None else {"exclude": {"keyword_score", "hybrid_score"}}
         results = []
-        for page_id, raw in found:
-            hit = hits.get(page_id)
+        for r in ranked:
+            hit = hits.get(r.page_id)
             if hit is None:  # deleted by another process since the index was read
                 continue
             results.append(PageHitOut(
                 collection_name=hit.collection.name, collection_id=hit.collection.id,
                 collection_metadata=hit.collection.metadata, document_name=hit.document.name,
                 document_id=hit.document.id, document_metadata=hit.document.metadata,
-                page_number=hit.page.page_number, page_id=page_id, text=hit.page.text, raw_score=raw,
-                normalized_score=raw / n, img_base64=_b64(hit.page.image)).model_dump())
+                page_number=hit.page.page_number, page_id=r.page_id, text=hit.page.text, raw_score=r.raw_score,
+                normalized_score=r.raw_score / n_vectors, keyword_score=r.keyword_score, hybrid_score=r.hybrid_score,
+                img_base64=_b64(hit.page.image)).model_dump(**hybrid))
         return results
 
     def _encode(self, pages: Sequence[ingest.PageInput], progress: Progress | None) -> list[PageWrite]:
@@ -325,6 +366,15 @@ class Documents:
         if collection_name is None or collection_name == ALL:
             return None
         return self._collection(collection_name).name
+
+class Ranked(NamedTuple):
+    """A page of a search's answer with its scores (``keyword_score``, ``hybrid_score``: hybrid search)."""
+
+    page_id: str
+    raw_score: float
+    keyword_score: float | None = None
+    hybrid_score: float | None = None
+
 
 def query_filter_on(where: Node) -> str:
     """What ``filter`` returns for a parsed query_filter: collections when it reads only their metadata."""

@@ -49,6 +49,13 @@ class LiveIndex:
             index = self._current()
             return index.search(vectors, top_k, allowed=allowed, exact=exact) if len(index) else []
 
+    def score(self, vectors: np.ndarray, page_ids: Sequence[str]) -> dict[str, float]:
+        """Exact MaxSim of the given pages that are in the index (one deleted meanwhile is not)."""
+        with self._lock:
+            index = self._current()
+            known = [page_id for page_id in page_ids if page_id in self._ids]
+            return dict(zip(known, index.score(vectors, known))) if known else {}
+
     def info(self) -> dict[str, int | bool]:
         with self._lock:
             loaded = self._index is not None

@@ -134,4 +134,8 @@ class PageHitOut(BaseModel):
     raw_score: float
     #: raw_score / number of query vectors: comparable across queries (in [-1, 1])
     normalized_score: float
+    #: hybrid search only: BM25 of the query's terms in the page's text (null: none of them)
+    keyword_score: Optional[float] = None
+    #: hybrid search only: the fused score the results are ranked by (retrieval.fusion.weighted)
+    hybrid_score: Optional[float] = None
     img_base64: Optional[str] = None

@@ -27,7 +27,9 @@ from memlane.documents.store import COLLECTION_COLUMNS, DOCUMENT_COLUMNS, HIT_CO
 from memlane.core.errors import StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
+from memlane.store import bm25
 from memlane.store.sql_filters import FilterCompiler
+from memlane.text import keywords
 
 T = TypeVar("T")
 Con = Any  # a DB-API connection whose execute(sql, params) returns a cursor
@@ -41,6 +43,8 @@ class SqlDocumentStore(ABC):
     LOCK = ""
     #: the driver's errors (``save_encodings`` reports them as a StoreError)
     DB_ERRORS: tuple[type[Exception], ...] = ()
+    #: the FROM of a keyword search's matches (SQLite: the FTS5 index first, joined to its page ``p``)
+    FTS_FROM = " FROM {pages} p"
 
     def __init__(self, tenant: str, compiler: FilterCompiler):
         self.tenant = tenant
@@ -63,6 +67,15 @@ class SqlDocumentStore(ABC):
     @abstractmethod
     def _in(self, column: str, values: Sequence[Any], params: list[Any]) -> str:
         """``column`` is one of ``values``."""
+
+    @abstractmethod
+    def _page_terms(self, text: str) -> dict[str, Any]:
+        """The keyword columns of a page of ``text`` (its ``nterms``; PostgreSQL: its ``terms`` too)."""
+
+    @abstractmethod
+    def _keyword_hits(self, con: Con, terms: list[str], pages: str, params: list[Any]) -> list[tuple]:
+        """(page id, nterms, term, tf) for each of ``terms`` a page of ``pages`` (a FROM ... WHERE
+        clause over ``p``, ``d``, ``c`` taking ``params``) holds."""
 
     # -- helpers ----------------------------------------------------------------------------------
 
@@ -201,11 +214,14 @@ class SqlDocumentStore(ABC):
                 con.execute(self._sql("UPDATE {documents} SET metadata = %s, source = %s, updated_at = %s"
                                       " WHERE tenant = %s AND id = %s"),
                             (self._json_in(metadata), source, now, self.tenant, document_id))
+            indexed = [self._page_terms(p.text) for p in pages]
+            columns = list(indexed[0]) if indexed else []
             con.cursor().executemany(
                 self._sql("INSERT INTO {pages} (tenant, id, document_id, page_number, text, image, encoder, dims,"
-                          " n_tokens, vectors, fde, fde_config) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"),
+                          " n_tokens, vectors, fde, fde_config" + "".join(", " + c for c in columns) + ") VALUES"
+                          " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s" + ", %s" * len(columns) + ")"),
                 [(self.tenant, p.id, document_id, p.page_number, p.text, p.image, encoder, dims, p.n_tokens, p.vectors,
-                  p.fde, p.fde_config) for p in pages])
+                  p.fde, p.fde_config, *terms.values()) for p, terms in zip(pages, indexed)])
             self._bump(con)
             document = self._document_row(con, collection_name, name)
             assert document is not None
@@ -280,17 +296,50 @@ class SqlDocumentStore(ABC):
         return self._run(lambda con: [PageRecord(r[0], r[1], r[2], r[3], _bytes(r[4]))
                                       for r in con.execute(sql, (self.tenant, document_id)).fetchall()], write=False)
 
-    def page_ids(self, collection_name: str | None, where: Node) -> list[str]:
-        params: list[Any] = [self.tenant]
+    def _pages(self, collection_name: str | None, where: Node, params: list[Any], *, fts: bool = False) -> str:
+        """FROM ... WHERE: the tenant's pages (``p``, with document ``d`` and collection ``c``) of one
+        collection (or all) matching ``where``; its parameters are appended to ``params``. ``fts``:
+        the SQLite keyword index first (``FTS_FROM``)."""
+        params.append(self.tenant)
         scope = ""
         if collection_name is not None:
             scope = " AND c.name = %s"
             params.append(collection_name)
         clause = self._where(where, params)
-        sql = self._sql("SELECT p.id FROM {pages} p JOIN {documents} d ON d.tenant = p.tenant AND d.id = p.document_id"
-                        " JOIN {collections} c ON c.tenant = d.tenant AND c.id = d.collection_id"
-                        " WHERE p.tenant = %s" + scope + " AND {clause}", clause=clause)
+        return self._sql((self.FTS_FROM if fts else " FROM {pages} p") +
+                         " JOIN {documents} d ON d.tenant = p.tenant AND d.id = p.document_id"
+                         " JOIN {collections} c ON c.tenant = d.tenant AND c.id = d.collection_id"
+                         " WHERE p.tenant = %s" + scope + " AND {clause}", clause=clause)
+
+    def page_ids(self, collection_name: str | None, where: Node) -> list[str]:
+        params: list[Any] = []
+        sql = "SELECT p.id" + self._pages(collection_name, where, params)
         return self._run(lambda con: [r[0] for r in con.execute(sql, params).fetchall()], write=False)
+
+    def keyword_search(self, query: str, collection_name: str | None, where: Node, encoder: str,
+                       limit: int) -> list[tuple[str, float]]:
+        """The best ``limit`` (page id, BM25 score) of the pages ``page_ids`` admits that were encoded by
+        ``encoder``, best first: the memories' analyser and BM25 rule (store/bm25.py), statistics
+        (number of pages, mean length, document frequencies) of the admitted pages only. A query
+        without a usable term (only stop words, punctuation) matches nothing."""
+        terms = keywords.query_terms(query)
+        if not terms:
+            return []
+        params: list[Any] = []
+        admitted = self._pages(collection_name, where, params) + self._sql(" AND p.encoder = %s")
+        params.append(encoder)
+        hits_params: list[Any] = []
+        hits_from = self._pages(collection_name, where, hits_params, fts=True) + self._sql(" AND p.encoder = %s")
+        hits_params.append(encoder)
+
+        def read(con: Con) -> list[tuple[str, float]]:
+            hits = self._keyword_hits(con, terms, hits_from, hits_params)
+            if not hits:
+                return []
+            n, avgdl = con.execute("SELECT count(*), coalesce(avg(p.nterms), 0)" + admitted, params).fetchone()
+            return bm25.rank(hits, int(n), float(avgdl), limit)
+
+        return self._run(read, write=False)
 
     def iter_vectors(self, encoder: str, fde_config: str | None = None,
                      batch_size: int = 500) -> Iterator[list[StoredVectors]]:

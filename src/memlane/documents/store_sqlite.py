@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memlane.documents.store_sql import SqlDocumentStore
-from memlane.store.sqlite import SQLiteStore
+from memlane.store.sqlite import SQLiteStore, match_expression, term_hits
+from memlane.text import keywords
 from memlane.store.sqlite_filters import SqliteFilterCompiler
 
 T = TypeVar("T")
@@ -21,6 +22,8 @@ class SQLiteDocumentStore(SqlDocumentStore):
               "state": "doc_state"}
     PLACEHOLDER = "?"
     DB_ERRORS = (sqlite3.Error,)
+    # the keyword index is the outer loop (as for memories: store/sqlite.py, keyword_search)
+    FTS_FROM = " FROM doc_pages_fts CROSS JOIN {pages} p ON p.rowid = doc_pages_fts.rowid"
 
     def __init__(self, store: SQLiteStore, tenant: str = "default"):
         super().__init__(tenant, SqliteFilterCompiler(columns={}, documents={"document": "d.metadata",
@@ -41,3 +44,11 @@ class SQLiteDocumentStore(SqlDocumentStore):
     def _in(self, column: str, values: Sequence[Any], params: list[Any]) -> str:
         params.extend(values)
         return f"{column} IN ({','.join('?' * len(values))})"
+
+    def _page_terms(self, text: str) -> dict[str, Any]:
+        return {"nterms": len(keywords.analyze(text))}  # the FTS5 row follows the page (a trigger)
+
+    def _keyword_hits(self, con: Any, terms: list[str], pages: str, params: list[Any]) -> list[tuple]:
+        rows = con.execute("SELECT p.id, p.nterms, doc_pages_fts.terms" + pages + " AND doc_pages_fts MATCH ?",
+                           (*params, match_expression(terms, {}))).fetchall()
+        return list(term_hits(rows, terms))

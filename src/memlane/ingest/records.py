@@ -32,7 +32,7 @@ def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: Retri
         return []
     texts = [embedding_text(d.text, d.metadata, d.context, settings) for d in drafts]
     tokens: list[Any] = [None] * len(drafts)
-    if settings.store_token_vectors and embeddings.has_tokens:
+    if settings.tokens_at_insert and embeddings.has_tokens:
         # token vectors describe the memory's own words; with a context prefix that takes a second pass
         own = [d.text for d in drafts]
         if own == texts:

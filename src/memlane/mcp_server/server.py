@@ -137,12 +137,16 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description='metadata lookup: {"on": "document" | "collection", "key": "year", "value": 2024, '
                         '"lookup": "key_lookup" | "contains" | "contained_by" | "has_key" | "has_keys" | '
                         '"has_any_keys"}')] = None,
+        keyword_search: Annotated[Optional[bool], Field(
+            description="also match the query's words in the pages' text (BM25 fused with MaxSim): "
+                        "names, codes, rare terms")] = None,
     ) -> dict[str, Any]:
         """Find the document pages most related to a query (late-interaction MaxSim), best first, with
-        their text, page number, document and collection, raw_score and normalized_score (0..1)."""
+        their text, page number, document and collection, raw_score and normalized_score (0..1); with
+        keyword_search also keyword_score and the hybrid_score they are ranked by."""
         caller = resolve(ctx)
         return _call(lambda: tools.search_documents(caller, query, collection_name=collection_name, top_k=top_k,
-                                                    query_filter=query_filter))
+                                                    query_filter=query_filter, keyword_search=keyword_search))
 
     @server.tool(annotations=read_only)
     def get_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:

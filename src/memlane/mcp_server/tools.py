@@ -340,8 +340,9 @@ TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "lis
 
 
 def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all", top_k: Any = 3,
-                     query_filter: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``Documents.search`` of the caller's store: pages by late-interaction (MaxSim) similarity."""
+                     query_filter: Mapping[str, Any] | None = None, keyword_search: Any = None) -> dict[str, Any]:
+    """``Documents.search`` of the caller's store: pages by late-interaction (MaxSim) similarity, fused
+    with BM25 over their text when ``keyword_search``."""
     from memlane.documents import Documents
     from memlane.documents.errors import DocumentsNotFoundError
 
@@ -355,7 +356,8 @@ def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all"
 
     def search() -> dict[str, Any]:
         try:
-            return documents.search(query, collection_name=collection_name, top_k=top_k, query_filter=query_filter)
+            return documents.search(query, collection_name=collection_name, top_k=top_k, query_filter=query_filter,
+                                    keyword_search=keyword_search)
         except DocumentsNotFoundError as exc:  # the caller's mistake, not a server fault
             raise ToolFailure(str(exc)) from None
 

@@ -8,6 +8,8 @@ parameter-light.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
+
 import numpy as np
 
 from memlane.retrieval.candidates import Candidate, minmax
@@ -26,19 +28,33 @@ def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "we
     if not pool:
         return pool
     if method == "rrf":
-        rank_v = {c.record.id: r for r, c in enumerate(vector)}
-        rank_k = {c.record.id: r for r, c in enumerate(keyword)}
+        fused = rrf([c.record.id for c in vector], [c.record.id for c in keyword], k=rrf_k)
         for c in pool:
-            c.score = sum(1.0 / (rrf_k + ranks[c.record.id] + 1)
-                          for ranks in (rank_v, rank_k) if c.record.id in ranks)
+            c.score = fused[c.record.id]
     else:
-        cos = minmax(np.array([c.cosine for c in pool]))
-        bm = np.array([c.keyword or 0.0 for c in pool])
-        bm = bm / bm.max() if bm.max() > 0 else bm
-        for c, v, k in zip(pool, cos, bm):
-            c.score = float((1 - keyword_weight) * v + keyword_weight * k)
+        fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight)
+        for c, score in zip(pool, fused):
+            c.score = float(score)
     pool.sort(key=lambda c: -c.score)
     return pool
+
+
+def rrf(*rankings: Sequence[Hashable], k: int = 60) -> dict[Hashable, float]:
+    """Reciprocal rank fusion of rankings (keys, best first): each key's sum, over the rankings that
+    hold it, of 1 / (k + its rank from 1)."""
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, 1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def weighted(dense: Sequence[float], keyword: Sequence[float], keyword_weight: float) -> np.ndarray:
+    """Weighted fusion of one pool's scores (memories: cosine and BM25; document pages: MaxSim and
+    BM25): ``(1 - w) * minmax(dense) + w * keyword / max(keyword)``, 0 for no keyword match."""
+    bm = np.asarray(keyword, dtype=np.float64)
+    bm = bm / bm.max() if len(bm) and bm.max() > 0 else bm
+    return (1 - keyword_weight) * minmax(np.asarray(dense, dtype=np.float64)) + keyword_weight * bm
 
 
 def blend(candidates: list[Candidate], stage_scores: np.ndarray, weight: float) -> list[Candidate]:

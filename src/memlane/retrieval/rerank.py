@@ -2,8 +2,9 @@
 
 - ``maxsim`` (default): late interaction on the local model's contextual token
   vectors — for each query token the best-matching memory token, averaged. No
-  extra model. Token vectors come from the store when it keeps them
-  (``retrieval.store_token_vectors``), else they are computed on the spot.
+  extra model. Token vectors come from the store; a candidate without them gets them
+  computed on the spot and written back (``retrieval.store_token_vectors`` says whether
+  they are also stored at insert).
 - ``cross_encoder``: any sentence-transformers CrossEncoder in a local directory.
 - ``llm``: the configured chat model grades every candidate in one call.
 """

@@ -25,6 +25,7 @@ from typing import Any
 from memlane.core import filters as flt
 from memlane.core import validation
 from memlane.core.config import MemoryConfig
+from memlane.core.errors import StoreError
 from memlane.embeddings import Embeddings
 from memlane.core.logcontext import one_line, request_id
 from memlane.core.models import MemoryRecord, Message, text_hash
@@ -241,12 +242,18 @@ class Searcher:
         return self._judge_llm
 
     def _attach_tokens(self, candidates: list[Candidate]) -> None:
-        """Token vectors for late interaction: stored ones, else computed now (and not stored)."""
+        """Token vectors for late interaction: stored ones, else computed now and written back, so a
+        memory's are computed once (the store keeps them only while the memory is unchanged)."""
         stored = self.store.token_vectors([c.record.id for c in candidates])
         missing = [c for c in candidates if c.record.id not in stored]
         if missing:
             _, computed = self.embeddings.documents_and_tokens([c.record.text for c in missing],
                                                                self.config.retrieval.max_token_vectors)
             stored.update((c.record.id, t) for c, t in zip(missing, computed))
+            try:
+                self.store.keep_token_vectors([(c.record, t) for c, t in zip(missing, computed)])
+            except StoreError as exc:  # a cache: a store that refuses the write costs the next search the work
+                log.warning("could not keep the token vectors of %d memories (request %s): %s",
+                            len(missing), request_id.get(), one_line(exc))
         for c in candidates:
             c.tokens = stored[c.record.id]

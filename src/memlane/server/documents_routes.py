@@ -153,9 +153,11 @@ def delete_document(request: Request, document_name: str = DocumentName,
 @router.post("/search/documents", summary="Pages by late-interaction (MaxSim) similarity to a text query")
 def search_documents(body: schemas.DocumentSearch, request: Request) -> Json:
     """Results: ``raw_score`` (MaxSim), ``normalized_score`` (raw / number of query vectors), page
-    number and text, document and collection names, ids and metadata; best first."""
+    number and text, document and collection names, ids and metadata; best first. With
+    ``keyword_search``: ranked by ``hybrid_score`` (BM25 fused with MaxSim), each with ``keyword_score``."""
     return Json(tenant_documents(request).search(body.query, collection_name=body.collection_name,
-                                                 top_k=body.top_k, query_filter=body.query_filter))
+                                                 top_k=body.top_k, query_filter=body.query_filter,
+                                                 keyword_search=body.keyword_search))
 
 
 @router.post("/search/documents/image", summary="Pages by MaxSim similarity to an image query")

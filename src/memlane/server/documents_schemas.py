@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool
 
 MAX_NAME_CHARS = 256
 MAX_QUERY_CHARS = 65_536  # Documents applies documents.max_query_chars
@@ -50,6 +50,8 @@ class DocumentSearch(Strict):
     top_k: int = Field(3, ge=1, le=MAX_TOP_K)
     query_filter: Optional[dict[str, Any]] = Field(None, description='e.g. {"on": "document", "key": "year", '
                                                                       '"value": 2024, "lookup": "key_lookup"}')
+    keyword_search: Optional[StrictBool] = Field(None, description="fuse BM25 over the pages' text with MaxSim "
+                                                                  "(default: documents.keyword_search)")
 
 
 class ImageSearch(Strict):

@@ -60,6 +60,10 @@ class Store(Protocol):
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored late-interaction token vectors of the given memories (those that have them)."""
 
+    def keep_token_vectors(self, items: Sequence[tuple[MemoryRecord, np.ndarray]]) -> int:
+        """Store token vectors computed for the given memories as they were read, for those still
+        unchanged (same ``updated_at`` and ``hash``) and valid; returns how many were stored."""
+
     def messages(self, where: Node, limit: int) -> list[MessageRecord]:
         """The latest ``limit`` stored messages matching ``where`` (scope columns only), oldest first."""
 

@@ -72,7 +72,8 @@ _MAX_LEXEME = 2047
 _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _lexeme(term: str) -> str:
+def lexeme(term: str) -> str:
+    """A term as a tsquery operand."""
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
@@ -101,6 +102,11 @@ def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | N
             where = list(dict.fromkeys(min(p, _MAX_POSITION) for p in where))[:_MAX_POSITIONS]
         parts.append(lexeme + _NUL + (_one(1, where[0]) if len(where) == 1 else _uint16s(len(where), *where)))
     return Tsvector(_int32(len(parts)) + b"".join(parts)), len(terms)
+
+
+def page_terms(text: str, tenant: str) -> tuple[Tsvector, int]:
+    """A document page's tsvector (its analysed terms and the tenant's token) and number of terms."""
+    return _terms(text, None, None, None, keywords.scope_token("tenant", tenant))
 
 
 _NUL = b"\0"
@@ -373,7 +379,7 @@ class PostgresStore(SqlMemoryStore):
         # the index path asks for at least this many rows and keeps the best ``limit``: an
         # iterative scan in relaxed order under a filter returns good rows, not the best ones first
         self.ann_candidates = ann_candidates
-        self._tenant_token = keywords.scope_token("tenant", tenant)
+        self.tenant_token = keywords.scope_token("tenant", tenant)
         self._closed = False
 
     # -- connections and transactions ---------------------------------------
@@ -448,7 +454,7 @@ class PostgresStore(SqlMemoryStore):
         return np.stack([_array(vector) for vector in stored])
 
     def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
-        terms, nterms = _terms(text, *scope, self._tenant_token)
+        terms, nterms = _terms(text, *scope, self.tenant_token)
         return {"terms": terms, "nterms": nterms}
 
     def _store_tokens(self, con: psycopg.Connection, items: list[tuple[str, np.ndarray]]) -> None:
@@ -532,9 +538,9 @@ class PostgresStore(SqlMemoryStore):
         if not terms:
             return []
         scope = scope_ids(where)
-        expression = "(" + " | ".join(_lexeme(t) for t in terms) + ") & " + _lexeme(self._tenant_token)
+        expression = "(" + " | ".join(lexeme(t) for t in terms) + ") & " + lexeme(self.tenant_token)
         for key, values in scope.items():
-            expression += " & (" + " | ".join(_lexeme(keywords.scope_token(key, v)) for v in values) + ")"
+            expression += " & (" + " | ".join(lexeme(keywords.scope_token(key, v)) for v in values) + ")"
         sql, params = self.compiler.compile(where)
         vector = np.asarray(vector, dtype=np.float32)
 

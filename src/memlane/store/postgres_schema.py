@@ -277,6 +277,15 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE memlane_history DROP CONSTRAINT memlane_history_event_check,"
         " ADD CONSTRAINT memlane_history_event_check CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE'))",
     ],
+    # documents: keyword search over page text, BM25 by the memories' rule (store/bm25.py): each
+    # page's analysed terms as a tsvector (the memories' analyser, written by the store) with a GIN
+    # index, and its number of terms. NULL for pages written before: indexed when a document store
+    # of the tenant opens (PostgresDocumentStore)
+    [
+        "ALTER TABLE memlane_doc_pages ADD COLUMN terms tsvector, ADD COLUMN nterms integer",
+        "CREATE INDEX memlane_doc_pages_terms ON memlane_doc_pages USING gin (terms)",
+        "CREATE INDEX memlane_doc_pages_unindexed ON memlane_doc_pages (tenant) WHERE nterms IS NULL",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

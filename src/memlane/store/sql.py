@@ -355,6 +355,26 @@ class SqlMemoryStore(SqlGraph):
         rows = self._run(lambda con: con.execute(sql, params).fetchall())
         return {r[0]: token_matrix(r[1], r[2]) for r in rows}
 
+    def keep_token_vectors(self, items: Sequence[tuple[MemoryRecord, np.ndarray]]) -> int:
+        """Store token vectors a rerank computed, for memories still as they were read: the same
+        ``updated_at`` and ``hash`` (an update or invalidation since changes them) and valid now; the
+        rows are locked while checked (PostgreSQL), so a concurrent update waits or wins. Others are
+        left alone. Returns how many were stored."""
+        if not items:
+            return 0
+
+        def write(con: Con) -> int:
+            params = list(self._t())
+            rows = con.execute(self._sql("SELECT id, updated_at, hash FROM {memories} WHERE {tenant}{ids}"
+                                         " AND (valid_to IS NULL OR valid_to > {now}){lock}",
+                                         ids=self._in("id", [r.id for r, _ in items], params)), params).fetchall()
+            current = {row[0]: (row[1], row[2]) for row in rows}
+            fresh = [(r.id, tokens) for r, tokens in items if current.get(r.id) == (r.updated_at, r.hash)]
+            self._store_tokens(con, fresh)
+            return len(fresh)
+
+        return self._run(write, write=True)
+
     def messages(self, where: Node, limit: int) -> list[MessageRecord]:
         sql, params = self._where(self.message_compiler, where)
         rows = self._run(lambda con: con.execute(self._sql(
@@ -436,6 +456,8 @@ class SqlMemoryStore(SqlGraph):
             while rows := batch(con):
                 embed_rows(con, rows)
             con.execute(self._sql(self.REEMBED_SWAP), self._t())
+            # token vectors are the old embedder's: a rerank computes (and keeps) the new one's
+            con.execute(self._sql("DELETE FROM {memory_tokens} WHERE {tenant}TRUE"), self._t())
             self._set_meta(con, {"embedder": name, "dims": str(dims)})
             self._reembed_finish(con)
             return con.execute(self._sql("SELECT count(*) FROM {memories} WHERE {tenant}TRUE"), self._t()).fetchone()[0]

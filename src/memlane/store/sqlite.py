@@ -65,7 +65,7 @@ def _count_terms(text: str) -> int:
     return len(keywords.analyze(text))
 
 
-def _term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, str, int]]:
+def term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, str, int]]:
     """(rowid, length, term, tf) for each query term a matched row holds. The FTS5 row's text is
     the memory's analysed terms, then its scope tokens: counting in the first ``nterms`` tokens
     is counting in ``keywords.analyze(text)``, without analysing again."""
@@ -342,7 +342,7 @@ class SQLiteStore(SqlMemoryStore):
                 return []
             n, avgdl = self._keyword_stats.get(con, sql, params,
                                                covering=lambda: self._lengths_index_pays(con, where))
-            best = bm25.rank(_term_hits(rows, terms), n, avgdl, limit)
+            best = bm25.rank(term_hits(rows, terms), n, avgdl, limit)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids)
             blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",

@@ -244,6 +244,22 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX history_agent ON history(agent_id) WHERE agent_id IS NOT NULL",
         "CREATE INDEX history_run ON history(run_id) WHERE run_id IS NOT NULL",
     ],
+    # documents: keyword search over page text, BM25 by the memories' rule (store/bm25.py): an FTS5
+    # index of each page's analysed terms (ml_index_terms, the memories' analyser) kept by triggers
+    # (a page's text never changes: an upsert deletes and inserts pages), and each page's number of
+    # terms (BM25's length), written by the store with the page
+    [
+        "ALTER TABLE doc_pages ADD COLUMN nterms INTEGER NOT NULL DEFAULT 0",
+        "UPDATE doc_pages SET nterms = ml_count_terms(text)",
+        "CREATE VIRTUAL TABLE doc_pages_fts USING fts5(terms, tokenize = 'unicode61')",
+        "INSERT INTO doc_pages_fts(rowid, terms) SELECT rowid, ml_index_terms(text, NULL, NULL, NULL) FROM doc_pages",
+        """CREATE TRIGGER doc_pages_fts_insert AFTER INSERT ON doc_pages BEGIN
+            INSERT INTO doc_pages_fts(rowid, terms) VALUES (new.rowid, ml_index_terms(new.text, NULL, NULL, NULL));
+        END""",
+        """CREATE TRIGGER doc_pages_fts_delete AFTER DELETE ON doc_pages BEGIN
+            DELETE FROM doc_pages_fts WHERE rowid = old.rowid;
+        END""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
