@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -185,6 +186,11 @@ def redact(dsn: str) -> str:
     port = f":{params['port']}" if params.get("port") else ""
     return f"postgresql://{user + '@' if user else ''}{host}{port}/{params.get('dbname') or ''}"
 
+
+#: seconds a scope's size class (exact scan or the HNSW index) is reused without counting again
+SIZE_CLASS_SECONDS = 30.0
+#: scopes whose class is remembered (the table is emptied when full)
+SIZE_CLASS_ENTRIES = 10_000
 
 class PostgresDatabase:
     """A connection pool to one database (and schema), with the memlane schema brought up to date.
@@ -376,6 +382,9 @@ class PostgresStore(SqlMemoryStore):
         self.db = database
         self.owns_database = owns_database
         self.exact_search_limit = exact_search_limit
+        #: each scope's size class (few enough rows to score exactly?) and when it was counted: a warm
+        #: search of the scope then sends one statement (the count is reused for SIZE_CLASS_SECONDS)
+        self._size_class: dict[tuple, tuple[bool, float]] = {}
         # the index path asks for at least this many rows and keeps the best ``limit``: an
         # iterative scan in relaxed order under a filter returns good rows, not the best ones first
         self.ann_candidates = ann_candidates
@@ -477,6 +486,7 @@ class PostgresStore(SqlMemoryStore):
     # -- the insert path ------------------------------------------------------
 
     def _insert(self, con: psycopg.Connection, records: list[MemoryRecord]) -> None:
+        self._size_class.clear()  # a scope this store fills may change class
         """COPY the rows in (the fastest way in), then their history."""
         cur = con.cursor()
         copy_memories(cur, self.tenant, records)
@@ -486,8 +496,23 @@ class PostgresStore(SqlMemoryStore):
 
     def _exact_is_small(self, con: psycopg.Connection, where: Node) -> bool:
         """Whether the rows the scope ids (or, without them, the tenant) admit are few enough to
-        score them all: a bounded count over the scope's index."""
+        score them all: a bounded count over the scope's index, reused for ``SIZE_CLASS_SECONDS``
+        (and until this store inserts). A class gone stale by other processes' writes only picks the
+        slower strategy for a while, never a wrong answer: an exact scan of a scope that grew, or the
+        index for one that shrank (which falls back to exact when it finds too few rows)."""
         scope = scope_ids(where)
+        key = tuple(sorted((column, tuple(sorted(map(str, values)))) for column, values in scope.items()))
+        known = self._size_class.get(key)
+        now = time.monotonic()
+        if known is not None and now - known[1] < SIZE_CLASS_SECONDS:
+            return known[0]
+        small = self._count_is_small(con, scope)
+        if len(self._size_class) >= SIZE_CLASS_ENTRIES:
+            self._size_class.clear()
+        self._size_class[key] = (small, now)
+        return small
+
+    def _count_is_small(self, con: psycopg.Connection, scope: dict[str, Any]) -> bool:
         conditions = "".join(f" AND {key} = ANY(%s)" for key in scope)
         n = con.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM memlane_memories WHERE tenant = %s{conditions} LIMIT %s) AS s",
