@@ -17,6 +17,9 @@ Measured, in one run (compare as ratios; absolute times drift on a shared machin
 3. pooling     on the first ``--pool-pages`` pages: token pooling (factor 2) - vectors kept,
                exact top-10 of the pooled index against the unpooled one, exact latency
 
+``--cranfield DIR`` replaces the synthetic pages and queries by the Cranfield abstracts and dev
+queries as the default local encoder encodes them (no pooling step).
+
 Prints one JSON object (also written to ``--out``).
 """
 
@@ -68,6 +71,24 @@ class Collection:
         return self._draw(self.rng.choice(page, size=3, replace=False), n_tokens)
 
 
+def cranfield(directory: Path, queries: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The Cranfield abstracts and the first ``queries`` dev queries as the default local encoder
+    (the one ``Documents`` uses) encodes them: real token matrices for the same measurement."""
+    import json
+
+    from memlane.documents.encoders import create_encoder
+
+    encoder = create_encoder()
+    docs = [json.loads(line) for line in (directory / "cranfield_docs.jsonl").read_text().splitlines() if line]
+    texts = [d.get("text") or d.get("title") or "" for d in docs]
+    asked = [json.loads(line) for line in (directory / "cranfield_queries_dev.jsonl").read_text().splitlines() if line]
+    log(f"encoding {len(texts)} Cranfield pages and {min(queries, len(asked))} queries ({encoder.name})")
+    pages = [np.asarray(m, dtype=np.float32) for m in encoder.encode_pages(texts)]
+    encoded = [np.asarray(m, dtype=np.float32) for m in encoder.encode_queries(
+        [q.get("text") or q.get("query") for q in asked[:queries]])]
+    return pages, encoded
+
+
 def pct(samples: list[float]) -> dict:
     ms = np.array(samples) * 1000
     return {"p50_ms": round(float(np.percentile(ms, 50)), 2), "p95_ms": round(float(np.percentile(ms, 95)), 2),
@@ -84,12 +105,21 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--pool-pages", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--cranfield", type=Path, metavar="DIR",
+                        help="real pages instead of synthetic ones: the Cranfield abstracts in DIR "
+                             "(../shared/eval/cranfield) and its dev queries, encoded by the default local encoder")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
-    report: dict = {"machine": machine_facts(), "loadavg_start": loadavg(), "args": vars(args) | {"out": str(args.out)}}
+    report: dict = {"machine": machine_facts(), "loadavg_start": loadavg(),
+                    "args": vars(args) | {"out": str(args.out), "cranfield": str(args.cranfield or "")}}
     data = Collection(rng, args.dims, args.topics, args.tokens)
+    real_queries: list[np.ndarray] = []
+    if args.cranfield:
+        real_pages, real_queries = cranfield(args.cranfield, args.queries)
+        args.pages, args.dims, args.pool_pages = len(real_pages), real_pages[0].shape[1], 0
+        data.pages = lambda n: [real_pages.pop(0) for _ in range(n)]  # type: ignore[method-assign]
 
     log(f"building {args.pages} pages")
     index = PageIndex(args.dims)
@@ -118,7 +148,7 @@ def main() -> None:
     }
     log(f"built: {report['build']}")
 
-    queries = [data.query() for _ in range(args.queries)]
+    queries = real_queries or [data.query() for _ in range(args.queries)]
     index.search(queries[0], args.k)  # warm-up (first touch of the buffers)
     # the floor: every stored vector already in float32, one product, one segmented max
     all_float32 = np.asarray(index._tokens[: index.n_vectors], dtype=np.float32)
@@ -142,7 +172,7 @@ def main() -> None:
             if n % 10 == 9:
                 log(f"{n + 1} queries, recall so far {np.mean(recalls):.3f}")
     report["search"] = {
-        "queries": len(queries), "query_tokens": 32,
+        "queries": len(queries), "query_tokens": 32 if not real_queries else "as encoded",
         "recall_at_k_vs_exact": round(float(np.mean(recalls)), 4),
         "min_recall": round(float(np.min(recalls)), 2),
         "max_score_difference_on_shared_pages": float(max(score_errors or [0.0])),

@@ -13,6 +13,7 @@ Pure numpy: these are functions over arrays, with no store and no model. Arrays 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,10 @@ from memlane.core.errors import ConfigError, InvalidInputError
 HALF = np.dtype("<f2")
 
 #: Token rows scored per matrix product in the exact scorer: bounds the temporary float32 copy
-#: (65,536 x 128 x 4 bytes = 32 MiB) and the similarity block, whatever the collection's size.
-CHUNK_TOKENS = 65_536
+#: (8,192 x 384 x 4 bytes = 12 MiB) and the similarity block, whatever the collection's size.
+#: Smaller chunks stay in cache between widening and product: on Cranfield (222k rows x 384) 8,192
+#: scored in 20 ms where 65,536 took 30 ms (ONNX Runtime; numpy: 271 vs 313 ms).
+CHUNK_TOKENS = 8_192
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,6 +54,43 @@ def as_vectors(value: object, dims: int | None, field: str) -> np.ndarray:
 # exact MaxSim
 
 
+class _HalfProduct:
+    """``float16 rows @ float32 matrix`` in one ONNX Runtime call (Cast + MatMul): its cast is
+    vectorised and its product multi-threaded, where numpy's float16 widening alone costs more than
+    the product (Cranfield, 222k x 384 rows: 116 ms to widen, 84 ms to multiply; ORT 45 ms for both).
+    ``None`` from ``get`` when onnxruntime (the ``local`` extra) is not installed: numpy does it."""
+
+    _sessions: dict[int, object] = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls, dims: int) -> "object | None":
+        with cls._lock:
+            if dims not in cls._sessions:
+                cls._sessions[dims] = cls._make(dims)
+            return cls._sessions[dims]
+
+    @staticmethod
+    def _make(dims: int) -> "object | None":
+        try:
+            import onnxruntime as ort
+            from onnx import TensorProto, helper
+        except ImportError:
+            return None
+        graph = helper.make_graph(
+            [helper.make_node("Cast", ["rows"], ["wide"], to=TensorProto.FLOAT),
+             helper.make_node("MatMul", ["wide", "query"], ["product"])], "half_product",
+            [helper.make_tensor_value_info("rows", TensorProto.FLOAT16, [None, dims]),
+             helper.make_tensor_value_info("query", TensorProto.FLOAT, [dims, None])],
+            [helper.make_tensor_value_info("product", TensorProto.FLOAT, [None, None])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = min(model.ir_version, 9)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle threads sleep
+        return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
 def maxsim(query: np.ndarray, page: np.ndarray) -> float:
     """The reference: sum over query vectors of the max dot product with the page's vectors."""
     q = as_vectors(query, None, "query")
@@ -63,7 +103,8 @@ def maxsim(query: np.ndarray, page: np.ndarray) -> float:
 def maxsim_many(query: np.ndarray, tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Exact MaxSim of one query against many pages stored back to back.
 
-    ``tokens`` holds every page's vectors concatenated (any float dtype; float16 is widened per chunk);
+    ``tokens`` holds every page's vectors concatenated (any float dtype; float16 is widened per chunk,
+    by ONNX Runtime together with the product when it is installed);
     ``offsets[i]`` is where page i starts, in increasing order, and page i ends where page i + 1 starts
     (the last one at ``len(tokens)``). Every page must have at least one vector. One matrix product
     and one ``np.maximum.reduceat`` per chunk of about ``CHUNK_TOKENS`` rows.
@@ -88,21 +129,26 @@ def maxsim_many(query: np.ndarray, tokens: np.ndarray, offsets: np.ndarray) -> n
     # float16 (stored) vectors are widened chunk by chunk into one reused buffer: a fresh array per
     # chunk costs page faults on every query
     widen = tokens.dtype != np.float32
-    scratch = np.empty((min(CHUNK_TOKENS, len(tokens)), tokens.shape[1]), dtype=np.float32) if widen else None
+    half = _HalfProduct.get(tokens.shape[1]) if tokens.dtype == HALF else None
+    scratch = np.empty((min(CHUNK_TOKENS, len(tokens)), tokens.shape[1]), dtype=np.float32) \
+        if widen and half is None else None
     first = 0
     while first < n_pages:
         # as many whole pages as fit in one chunk (at least one page, however long)
         budget = offsets[first] + CHUNK_TOKENS
         last = max(first + 1, int(np.searchsorted(ends, budget, side="right")))
         lo, hi = offsets[first], ends[last - 1]
-        if not widen:
-            rows = tokens[lo:hi]
-        elif hi - lo <= len(scratch):
-            rows = scratch[: hi - lo]
-            np.copyto(rows, tokens[lo:hi], casting="unsafe")
-        else:  # one page longer than a chunk
-            rows = np.asarray(tokens[lo:hi], dtype=np.float32)
-        block = rows @ qt  # (tokens in chunk, distinct query rows)
+        if half is not None:
+            block = half.run(None, {"rows": tokens[lo:hi], "query": qt})[0]  # type: ignore[attr-defined]
+        else:
+            if not widen:
+                rows = tokens[lo:hi]
+            elif hi - lo <= len(scratch):
+                rows = scratch[: hi - lo]
+                np.copyto(rows, tokens[lo:hi], casting="unsafe")
+            else:  # one page longer than a chunk
+                rows = np.asarray(tokens[lo:hi], dtype=np.float32)
+            block = rows @ qt  # (tokens in chunk, distinct query rows)
         best = np.maximum.reduceat(block, offsets[first:last] - lo, axis=0)  # (pages in chunk, distinct rows)
         scores[first:last] = best @ weights
         first = last
