@@ -59,3 +59,16 @@ def test_actor_focus_leaves_a_query_naming_nobody_alone(tmp_path, hashing_embedd
     assert [h["id"] for h in focused["results"]] == [h["id"] for h in plain["results"]]
     stage = focused["metadata"]["stages"]["vector"]["actors"]
     assert stage["ran"] and stage["actors"] == 0 and stage["added"] == 0
+
+
+def test_memories_without_actors_cost_no_second_search(tmp_path, hashing_embedder, monkeypatch):
+    config = {**sqlite_config(tmp_path / "c.db"), "retrieval": {"actor_weight": 0.5}}
+    with Memory(config, embedder=hashing_embedder) as memory:
+        memory.add(["Melanie went camping", "camping gear is on sale"], user_id="notes", infer=False)
+        calls = []
+        search = memory.store.search
+        monkeypatch.setattr(memory.store, "search", lambda *a, **k: calls.append(a) or search(*a, **k))
+        answer = memory.search("Where did Melanie go camping?", user_id="notes", keyword_search=True)
+    assert len(calls) == 1  # the vector candidates only: no memory has an actor to look for
+    assert answer["metadata"]["stages"]["vector"]["actors"] == {**answer["metadata"]["stages"]["vector"]["actors"],
+                                                                "actors": 0, "added": 0}

@@ -40,9 +40,13 @@ def join(store: Store, query: Query, where: flt.Node, candidates: list[Candidate
          pool: int) -> tuple[list[Candidate], set[str], dict[str, Any]]:
     """The pool with the named actors' nearest memories added (vector candidates, scored by cosine).
     An actor is named when the query spells its id as one word (looked up in the store, so an actor
-    outside the pool is found too) or, for ids of several words, when it is among the candidates'."""
+    outside the pool is found too) or, for ids of several words, when it is among the candidates'.
+    A pool in which no memory has an actor skips the lookup: the scope keeps no speakers."""
+    actors = {c.record.actor_id for c in candidates if c.record.actor_id}
+    if not actors:  # memories without speakers (one user's notes): no second search to pay for
+        return candidates, set(), {"actors": 0, "added": 0}
     present = {c.record.id for c in candidates}
-    named = named_actors(query.text, {c.record.actor_id for c in candidates if c.record.actor_id})
+    named = named_actors(query.text, actors)
     names = sorted(set(name_forms(query.text)) | named)
     scoped = flt.conjoin(where, flt.Compare(flt.Field(column="actor_id"), "in", names)) if names else None
     hits = store.search(query.vector, scoped, pool, None) if scoped is not None else []
