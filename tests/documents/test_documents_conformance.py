@@ -10,28 +10,17 @@ import numpy as np
 import pytest
 
 from memlane import AsyncDocuments, Documents, Memory
-from memlane.documents.encoders import LocalTokenEncoder
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
 from memlane.documents.late_interaction import maxsim
 from memlane.core.errors import InvalidInputError, UnsupportedInputError
 from memlane.store import bm25
 from memlane.text import keywords
+from support.document_fixtures import encoder, memory  # noqa: F401  (fixtures)
 
 CATS = "Cats are small furry animals. A cat purrs when it is content and sleeps most of the day."
 MARKETS = "The stock market fell sharply on Monday as investors sold bank shares."
 NETS = "Neural networks learn representations from data with gradient descent."
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
-
-
-@pytest.fixture
-def encoder(embedder):
-    return LocalTokenEncoder(embedder)
-
-
-@pytest.fixture
-def memory(backend_memory):
-    """The real model on a fresh store of each backend (conftest's ``backend_memory``)."""
-    return backend_memory
 
 
 @pytest.fixture

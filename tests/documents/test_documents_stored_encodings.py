@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from memlane import Documents, Memory
-from memlane.documents.encoders import LocalTokenEncoder
 from memlane.documents.late_interaction import FDEEncoder, FDEParams, PageIndex, from_fde, from_half
 from memlane.documents.live_index import LiveIndex
 from memlane.core.errors import StoreError
 from memlane.store import sqlite_schema
 from memlane.store.sqlite import register_functions
+from support.document_fixtures import encoder, memory  # noqa: F401  (fixtures)
 
 TEXTS = {
     "cats": "Cats are small furry animals. A cat purrs when it is content and sleeps most of the day.",
@@ -32,17 +32,6 @@ TEXTS = {
     "rivers": "The Danube flows through ten countries before it reaches the Black Sea.",
 }
 QUERIES = ["does a cat purr?", "interest rates and inflation", "how do neural networks learn", "mountains in Europe"]
-
-
-@pytest.fixture
-def encoder(embedder):
-    return LocalTokenEncoder(embedder)
-
-
-@pytest.fixture
-def memory(backend_memory):
-    """The real model on a fresh store of each backend (conftest's ``backend_memory``)."""
-    return backend_memory
 
 
 @pytest.fixture
