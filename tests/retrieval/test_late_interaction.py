@@ -67,17 +67,25 @@ def test_maxsim_is_not_symmetric_and_sums_over_query_vectors():
     assert maxsim(q, np.vstack([p, [[0.0, 1.0]]])) == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("widen", ["onnxruntime", "numpy"])
+@pytest.fixture(params=["onnxruntime", "numpy"])
+def widen(request, monkeypatch):
+    """Both float16 products: ONNX Runtime's (Cast + MatMul, with a Gather for scattered rows), and
+    numpy's, as without the local extra (numpy widens float16, then multiplies)."""
+    import memlane.documents.late_interaction as li
+
+    if request.param == "numpy":
+        monkeypatch.setattr(li._HalfProduct, "get", classmethod(lambda cls, dims, gather: None))
+    else:
+        assert li._HalfProduct.get(24, False) is not None and li._HalfProduct.get(24, True) is not None
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("chunk", [1, 7, 100_000])
 def test_batched_scorer_matches_the_naive_loop_across_chunk_sizes(monkeypatch, chunk, dtype, widen):
     import memlane.documents.late_interaction as li
 
     monkeypatch.setattr(li, "CHUNK_TOKENS", chunk)  # 1 and 7: pages longer than a chunk, widened alone
-    if widen == "numpy":  # as without the local extra: numpy widens float16, then multiplies
-        monkeypatch.setattr(li._HalfProduct, "get", classmethod(lambda cls, dims: None))
-    else:
-        assert li._HalfProduct.get(24) is not None  # float16 goes through ONNX Runtime's Cast + MatMul
     rng = np.random.default_rng(2)
     pages = [unit(rng, int(n), 24).astype(dtype) for n in rng.integers(1, 30, size=40)]
     q = unit(rng, 5, 24)
@@ -220,6 +228,27 @@ def build(rng, n_pages=400, dims=32, **kwargs):
     ids = [f"p{i}" for i in range(n_pages)]
     index.add(ids, pages)
     return index, ids, pages, centres, topics
+
+
+@pytest.mark.parametrize("chunk", [1, 50, 100_000])
+def test_scattered_pages_are_gathered_and_scored_exactly(monkeypatch, chunk, widen):
+    """Pages not back to back in the buffer (the fast path's candidates, a filtered search, score()
+    in any order) are gathered by row index, chunk by chunk: the same scores as the naive loop."""
+    import memlane.documents.late_interaction as li
+
+    monkeypatch.setattr(li, "CHUNK_TOKENS", chunk)  # 1: one page per chunk; 50: a few pages each
+    rng = np.random.default_rng(21)
+    index, ids, pages, centres, topics = build(rng, 300, dims=24, min_candidates=30, candidates_per_result=3)
+    stored = {i: from_half(to_half(p), 24) for i, p in zip(ids, pages)}
+    q = query_for(rng, centres, topics[4])
+    picked = [ids[n] for n in rng.permutation(300)[:40]]  # scattered, out of order
+    assert index.score(q, picked) == pytest.approx([naive_maxsim(q, stored[i]) for i in picked], abs=1e-4)
+    fast = index.search(q, 10)  # 30 candidates of 300 pages, scored exactly
+    assert [s for _, s in fast] == pytest.approx([naive_maxsim(q, stored[i]) for i, _ in fast], abs=1e-4)
+    allowed = set(ids[1::3])
+    got = index.search(q, 5, allowed=allowed, exact=True)
+    reference = sorted(((i, naive_maxsim(q, stored[i])) for i in allowed), key=lambda x: -x[1])[:5]
+    assert [i for i, _ in got] == [i for i, _ in reference]
 
 
 def test_exact_search_is_brute_force_maxsim_best_first():
