@@ -6,8 +6,10 @@ Exact brute force over every page is the reference; ``PageIndex.search(..., exac
 return the same scores for the pages it returns, only faster, at a measured recall
 (benchmarks/bench_documents.py).
 
-Pure numpy: these are functions over arrays, with no store and no model. Arrays of token vectors are
-(n_tokens, dims); the encoders (``encoders.py``) L2-normalise rows, these functions do not care.
+Functions over arrays, with no store and no model: numpy, and ONNX Runtime for the float16 products
+when it is installed (``_HalfProduct``; numpy gives the same scores without it). Arrays of token
+vectors are (n_tokens, dims); the encoders (``encoders.py``) L2-normalise rows, these functions do
+not care.
 """
 
 from __future__ import annotations
