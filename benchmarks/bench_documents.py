@@ -178,6 +178,7 @@ def main() -> None:
         "max_score_difference_on_shared_pages": float(max(score_errors or [0.0])),
         "exact": pct(exact_s), "fast": pct(fast_s), "floor": pct(floor_s),
         "p95_speedup": round(float(np.percentile(exact_s, 95) / np.percentile(fast_s, 95)), 1),
+        "p50_speedup": round(float(np.median(exact_s) / np.median(fast_s)), 1),
         "exact_over_floor_p50": round(float(np.median(exact_s) / np.median(floor_s)), 2),
         **noise.result,
     }
