@@ -69,14 +69,14 @@ def test_maxsim_is_not_symmetric_and_sums_over_query_vectors():
 
 @pytest.fixture(params=["onnxruntime", "numpy"])
 def widen(request, monkeypatch):
-    """Both float16 products: ONNX Runtime's (Cast + MatMul, with a Gather for scattered rows), and
-    numpy's, as without the local extra (numpy widens float16, then multiplies)."""
+    """Both products: ONNX Runtime's (MatMul, after a Cast for float16 and a Gather for scattered
+    rows), and numpy's, as without the local extra (numpy widens float16, then multiplies)."""
     import memlane.documents.late_interaction as li
 
     if request.param == "numpy":
-        monkeypatch.setattr(li._HalfProduct, "get", classmethod(lambda cls, dims, gather: None))
+        monkeypatch.setattr(li._OrtProduct, "get", classmethod(lambda cls, dims, half, gather: None))
     else:
-        assert li._HalfProduct.get(24, False) is not None and li._HalfProduct.get(24, True) is not None
+        assert all(li._OrtProduct.get(24, half, gather) is not None for half in (True, False) for gather in (True, False))
     return request.param
 
 
@@ -249,6 +249,23 @@ def test_scattered_pages_are_gathered_and_scored_exactly(monkeypatch, chunk, wid
     got = index.search(q, 5, allowed=allowed, exact=True)
     reference = sorted(((i, naive_maxsim(q, stored[i])) for i in allowed), key=lambda x: -x[1])[:5]
     assert [i for i, _ in got] == [i for i, _ in reference]
+
+
+def test_searches_without_onnxruntime_return_the_same_pages_and_scores(monkeypatch):
+    """The fast path (encoding product, gathered candidates) and exact search give the same answers
+    whether ONNX Runtime or numpy does the products."""
+    import memlane.documents.late_interaction as li
+
+    rng = np.random.default_rng(22)
+    index, ids, pages, centres, topics = build(rng, 600, min_candidates=40, candidates_per_result=4)
+    queries = [query_for(rng, centres, topics[t]) for t in range(8)]
+    searches = [dict(k=10), dict(k=10, exact=True), dict(k=5, allowed=set(ids[::4]))]
+    with_ort = [index.search(q, **s) for q in queries for s in searches]
+    monkeypatch.setattr(li._OrtProduct, "get", classmethod(lambda cls, dims, half, gather: None))
+    with_numpy = [index.search(q, **s) for q in queries for s in searches]
+    for a, b in zip(with_ort, with_numpy):
+        assert [i for i, _ in a] == [i for i, _ in b]
+        assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
 
 
 def test_exact_search_is_brute_force_maxsim_best_first():
