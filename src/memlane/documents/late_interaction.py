@@ -222,8 +222,8 @@ def from_half(blob: bytes, dims: int) -> np.ndarray:
 
 
 def to_fde(encoding: np.ndarray) -> bytes:
-    """A fast-path encoding as little-endian float32 bytes (stored exactly; the index multiplies
-    float32: float16 picked the same candidates, but widening it cost more than the bytes it saved)."""
+    """A fast-path encoding as little-endian float32 bytes (stored exactly: float16 would move the
+    candidates the index picks)."""
     return np.asarray(encoding, dtype="<f4").tobytes()
 
 
@@ -275,16 +275,10 @@ class FDEParams:
     """``repetitions`` independent SimHash partitionings of ``2**simhash_bits`` buckets each; every
     bucket holds a ``projection_dims``-dim random +-1 projection of its vectors (query: sum; page:
     mean, with empty buckets filled from the page vector nearest in Hamming distance). The encoding
-    has repetitions * 2**simhash_bits * projection_dims dims; its dot product approximates MaxSim.
-
-    8 buckets (3 bits), not 16: an encoding of 1,280 dims, whose product over every page (the fast
-    path's memory-bound step) reads half the bytes, at an equal or better recall of the exact top 10
-    in 200 candidates: 1.0 vs 0.9975 (10k synthetic pages, 40 queries), 0.9613 vs 0.9587
-    (Cranfield, 150 dev queries). Fewer dims by other means lost recall on Cranfield (10
-    repetitions 0.924, 4 projection dims 0.914; benchmarks/history/documents-late-interaction.md)."""
+    has repetitions * 2**simhash_bits * projection_dims dims; its dot product approximates MaxSim."""
 
     repetitions: int = 20
-    simhash_bits: int = 3
+    simhash_bits: int = 4
     projection_dims: int = 8
     seed: int = 7
 
@@ -574,7 +568,7 @@ class PageIndex:
             return []
         if not exact and len(slots) > self.candidates(k):
             # one product over the whole (contiguous) encoding matrix, then pick the allowed rows:
-            # gathering the rows first copies the matrix (50 MB at 10k pages) on every query
+            # gathering the rows first copies the matrix (100 MB at 10k pages) on every query
             encoded = self._encoder.encode_query(q)[None, :]
             approx = _product(encoded, self._fde[: self._n_slots], gather=False)(slice(None))[0][slots]
             keep = np.argpartition(-approx, self.candidates(k) - 1)[: self.candidates(k)]
