@@ -85,6 +85,7 @@ def main() -> None:
         table = {part: {f"{name}_{path}": mean_ndcg(part, exact=path == "exact", keyword_search=name == "hybrid")
                         for name in ("maxsim", "hybrid") for path in ("exact", "fast")}
                  for part in halves}
+        latency = _feedback_latency(harness, [q["text"] for q, _ in judged], settings)
     for row in table.values():
         row["hybrid_gain_exact"] = round(row["hybrid_exact"] - row["maxsim_exact"], 4)
         row["fast_minus_exact_hybrid"] = round(row["hybrid_fast"] - row["hybrid_exact"], 4)
@@ -94,7 +95,29 @@ def main() -> None:
         "pages": harness.pages, "candidates_per_side": settings.keyword_candidates,
         "tuning_half_ndcg10_by_fusion": tuning, "chosen": best,
         "tuning_half_ndcg10_by_feedback": feedback_tuning, "chosen_feedback": best_feedback, "ndcg10": table,
+        "hybrid_search_ms_fast_path": latency,
     }, args.out)
+
+
+def _feedback_latency(harness: evaluation.HybridHarness, texts: list[str], settings) -> dict[str, float]:
+    """``Documents.search`` (hybrid, fast path) p50 / p95 in ms with the chosen feedback and without, each
+    query run both ways back to back, which one first alternating; and their ratios."""
+    chosen, times = settings.feedback_pages, {"off": [], "feedback": []}
+    for n, text in enumerate(texts * 2):
+        for name in (("off", "feedback") if n % 2 else ("feedback", "off")):
+            settings.feedback_pages = chosen if name == "feedback" else 0
+            started = time.perf_counter()
+            harness.search(text, evaluation.NDCG_K, exact=False)
+            times[name].append(1000 * (time.perf_counter() - started))
+    settings.feedback_pages = chosen
+    out = {}
+    for name, ms in times.items():
+        ms.sort()
+        out[f"{name}_p50"] = round(statistics.median(ms), 2)
+        out[f"{name}_p95"] = round(ms[int(0.95 * (len(ms) - 1))], 2)
+    out["ratio_p50"] = round(out["feedback_p50"] / out["off_p50"], 2)
+    out["ratio_p95"] = round(out["feedback_p95"] / out["off_p95"], 2)
+    return out
 
 
 if __name__ == "__main__":
