@@ -21,6 +21,7 @@ from memlane.embeddings import local as local_module
 from memlane.embeddings import onnx_export
 from memlane.embeddings.local import LocalEmbedder, default_model_dir
 from memlane.embeddings.model_dir import OnnxPlan, onnx_plan
+from memlane.embeddings.onnx_export import INT8
 
 TEXTS = [
     "I love pizza",
@@ -107,10 +108,21 @@ def test_a_store_filled_on_torch_is_searched_on_onnx(db_path, embedder, torch_em
 
 
 def test_int8_is_another_embedder_that_the_store_refuses_to_mix(db_path, embedder, int8_embedder):
-    assert int8_embedder.name == "local/all-MiniLM-L6-v2+int8" and int8_embedder.dims == 384
+    assert int8_embedder.name == f"local/all-MiniLM-L6-v2+{INT8.tag}" and int8_embedder.dims == 384
     with Memory(sqlite_config(db_path), embedder=embedder) as m:
         m.add("I like tea", user_id="u", infer=False)
-    with pytest.raises(EmbedderMismatchError, match=r"local/all-MiniLM-L6-v2\+int8"):
+    with pytest.raises(EmbedderMismatchError, match=rf"local/all-MiniLM-L6-v2\+{INT8.tag}"):
+        Memory(sqlite_config(db_path), embedder=int8_embedder)
+
+
+@pytest.mark.model
+def test_a_store_filled_by_an_older_int8_recipe_refuses_the_current_one(db_path, int8_embedder, monkeypatch):
+    monkeypatch.setattr(int8_embedder, "name", "local/all-MiniLM-L6-v2+int8")  # the name before recipes had tags
+    with Memory(sqlite_config(db_path), embedder=int8_embedder) as m:
+        m.add("I like tea", user_id="u", infer=False)
+    monkeypatch.undo()
+    with pytest.raises(EmbedderMismatchError, match=rf"filled by embedder 'local/all-MiniLM-L6-v2\+int8' .* "
+                                                    rf"configured with 'local/all-MiniLM-L6-v2\+{INT8.tag}'"):
         Memory(sqlite_config(db_path), embedder=int8_embedder)
 
 
@@ -265,15 +277,27 @@ def test_a_changed_model_is_exported_again(tmp_path, exported, exports):
         local_module._models.pop(spec)  # as in the next process
     _vectors(cache, model=str(model))
     assert exports == [model]
-    assert len([f for f in cache.iterdir() if "-fp32." in f.name]) == 2
+    files = [f.name for f in cache.iterdir()]
+    assert len(files) == 1 and "-fp32." in files[0] and files[0] != exported.name  # the old model's export removed
 
 
-def test_int8_is_quantised_from_the_cached_export(tmp_path, exported, exports):
+def test_int8_is_quantised_from_the_cached_export_by_the_recipe(tmp_path, exported, exports):
+    import onnx
+
     shutil.copy(exported, tmp_path / exported.name)
+    stem = exported.name.split(".")[0]
+    older = tmp_path / f"{stem.replace('-fp32', '-int8')}.{'0' * 16}.onnx"  # the recipe before tags
+    older.write_bytes(b"an int8 export of an older recipe")
     _vectors(tmp_path, quantize="int8")
     assert exports == []
     names = sorted(f.name.split(".")[0] for f in tmp_path.iterdir())
-    assert names == [exported.name.split(".")[0], exported.name.split(".")[0].replace("-fp32", "-int8")]
+    assert names == [stem, stem.replace("-fp32", f"-{INT8.tag}")]  # the older recipe's file removed
+    graph = onnx.load(str(next(f for f in tmp_path.iterdir() if INT8.tag in f.name))).graph
+    ops = {node.name: node.op_type for node in graph.node}
+    assert INT8.keep_fp32 and all(ops[name] == "MatMul" for name in INT8.keep_fp32)  # kept in fp32
+    assert sum(op in ("MatMulInteger", "DynamicQuantizeMatMul") for op in ops.values()) == 36 - len(INT8.keep_fp32)
+    table = next(t for t in graph.initializer if t.name == "model.embeddings.word_embeddings.weight")
+    assert table.data_type == onnx.TensorProto.FLOAT  # the word embeddings are not quantised
 
 
 def test_a_cache_that_cannot_be_written_is_a_config_error(tmp_path, exports):
