@@ -131,7 +131,8 @@ def test_int8_vectors_stay_close_to_fp32_and_rank_alike(embedder, int8_embedder)
                      "He is training for a marathon in October", "My sister lives in Lisbon now"]
     fp32, int8 = np.asarray(embedder.embed(texts, "document")), np.asarray(int8_embedder.embed(texts, "document"))
     cosine = (fp32 * int8).sum(1)
-    assert cosine.mean() > 0.98 and cosine.min() > 0.95
+    # the recipe's feed-forward layers in fp32: 0.9975 / 0.9928 here (every MatMul quantised: 0.990 / 0.974)
+    assert cosine.mean() > 0.995 and cosine.min() > 0.99
     assert not np.allclose(fp32, int8, atol=1e-4)  # really another model: the name must differ
     queries = ["when is the meeting?", "what pet did she get?", "what race is he running?",
                "which city does her sister live in?"]
