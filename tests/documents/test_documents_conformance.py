@@ -13,6 +13,7 @@ from memlane import AsyncDocuments, Documents, Memory
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
 from memlane.documents.late_interaction import maxsim
 from memlane.core.errors import InvalidInputError, UnsupportedInputError
+from memlane.retrieval import feedback, fusion
 from memlane.store import bm25
 from memlane.text import keywords
 from support.document_fixtures import encoder, memory  # noqa: F401  (fixtures)
@@ -140,14 +141,16 @@ def test_collection_scope_and_query_filter_restrict_search(docs):
 ORDER = "Order XJ9000 shipped to Berlin on Monday; the order arrives on Friday."
 
 
-def _bm25(texts: dict[str, str], query: str) -> dict[str, float]:
-    """BM25 by store/bm25.py's rule over ``texts`` (the admitted pages), from the analyser's terms."""
-    terms = keywords.query_terms(query)
+def _bm25(texts: dict[str, str], query: str | dict[str, float]) -> dict[str, float]:
+    """BM25 by store/bm25.py's rule over ``texts`` (the admitted pages), from the analyser's terms;
+    ``query`` a text or weighted terms."""
+    weights = None if isinstance(query, str) else query
+    terms = keywords.query_terms(query) if weights is None else list(weights)
     analysed = {name: keywords.analyze(text) for name, text in texts.items()}
     hits = [(name, len(words), term, words.count(term)) for name, words in analysed.items()
             for term in terms if term in words]
     avgdl = sum(len(words) for words in analysed.values()) / len(analysed)
-    return dict(bm25.rank(hits, len(texts), avgdl, 100))
+    return dict(bm25.rank(hits, len(texts), avgdl, 100, weights))
 
 
 def _fused(results, maxsim_order, fusion):
@@ -166,7 +169,7 @@ def _fused(results, maxsim_order, fusion):
 @pytest.mark.parametrize("fusion", ["rrf", "weighted"])
 def test_keyword_search_fuses_bm25_of_the_page_text_with_maxsim(memory, encoder, fusion):
     texts = {"cats": CATS, "markets": MARKETS, "nets": NETS, "order": ORDER}
-    docs = Documents({"documents": {"fusion": fusion}}, memory=memory, encoder=encoder)
+    docs = Documents({"documents": {"fusion": fusion, "feedback_pages": 0}}, memory=memory, encoder=encoder)
     docs.create_collection("c")
     for name, text in texts.items():
         docs.upsert_document(name, "c", text=text)
@@ -187,7 +190,38 @@ def test_keyword_search_fuses_bm25_of_the_page_text_with_maxsim(memory, encoder,
         docs.search(query, keyword_search="yes")
 
 
+def test_feedback_searches_the_keywords_again_with_the_query_expanded_from_the_best_pages(docs):
+    shipping = "Parcels shipped from Berlin reach Munich within two days."
+    texts = {"cats": CATS, "markets": MARKETS, "nets": NETS, "order": ORDER, "shipping": shipping}
+    docs.create_collection("c")
+    for name, text in texts.items():
+        docs.upsert_document(name, "c", text=text)
+    query = "When does order XJ9000 arrive?"
+    docs.settings.feedback_pages = 0
+    plain = docs.search(query, top_k=10, keyword_search=True)
+    docs.settings.feedback_pages, docs.settings.feedback_terms, docs.settings.feedback_query_weight = 1, 10, 0.5
+    found = docs.search(query, top_k=10, keyword_search=True)
+
+    best = names(plain)[0]
+    assert best == "order"
+    expanded = feedback.expand(keywords.analyze(query), [keywords.analyze(texts[best])], terms=10, query_weight=0.5)
+    assert set(expanded) > set(keywords.query_terms(query))  # the order page's other terms joined
+    scores = {r["document_name"]: r["keyword_score"] for r in found["results"] if r["keyword_score"] is not None}
+    assert scores == pytest.approx(_bm25(texts, expanded))
+    # the shipping page shares no word with the query, only with the best page: found by its words now
+    assert "shipping" in scores
+    assert all(r["keyword_score"] is None for r in plain["results"] if r["document_name"] == "shipping")
+    assert found["keyword_matches"] == plain["keyword_matches"] == 1  # the query's own matches
+    raw = {r["document_name"]: r["raw_score"] for r in found["results"]}
+    assert raw == pytest.approx({r["document_name"]: r["raw_score"] for r in plain["results"]})  # exact MaxSim
+    # fused by rank with MaxSim's order, as without feedback
+    expected = fusion.rrf(sorted(raw, key=lambda n: -raw[n]), sorted(scores, key=lambda n: -scores[n]), k=60)
+    assert {r["document_name"]: r["hybrid_score"] for r in found["results"]} == pytest.approx(expected)
+    assert names(found) == sorted(expected, key=lambda n: -expected[n])
+
+
 def test_keyword_search_keeps_collection_filter_and_scope_local_statistics(docs):
+    docs.settings.feedback_pages = 0  # the query's own BM25 (feedback: its own test)
     docs.create_collection("pets", {"public": True})
     docs.create_collection("finance", {"public": False})
     docs.upsert_document("cats", "pets", text=CATS, metadata={"year": 2024})

@@ -45,10 +45,32 @@ CASES = [
     ("no hits, no scores", [], 10, 4.0, 10, []),
 ]
 
+WEIGHTED = [
+    # (name, hits, weights, expected): N 10, avgdl 4, every memory of average length
+    ("a weight scales its term's part",
+     [(1, 4, "tea", 1)], {"tea": 0.25}, [(1, 0.25 * IDF_1_OF_10)]),
+    ("weighted parts add up: 0.75 tea + 0.25 green",
+     [(1, 4, "tea", 1), (1, 4, "green", 1), (2, 4, "green", 1)], {"tea": 0.75, "green": 0.25},
+     [(1, 0.75 * IDF_1_OF_10 + 0.25 * IDF_2_OF_10), (2, 0.25 * IDF_2_OF_10)]),
+    ("the weights can reorder: the rarer term weighed down below the common one",
+     [(1, 4, "tea", 1), (2, 4, "green", 1), (3, 4, "green", 1)], {"tea": 0.1, "green": 0.9},
+     [(2, 0.9 * IDF_2_OF_10), (3, 0.9 * IDF_2_OF_10), (1, 0.1 * IDF_1_OF_10)]),
+    ("a term without a weight counts nothing, but df still counts its memories",
+     [(1, 4, "tea", 1), (1, 4, "green", 1)], {"green": 1.0}, [(1, IDF_1_OF_10)]),
+]
+
 
 @pytest.mark.parametrize("name, hits, n, avgdl, limit, expected", CASES, ids=[c[0] for c in CASES])
 def test_rank(name, hits, n, avgdl, limit, expected):
     ranked = bm25.rank(hits, n, avgdl, limit)
+    assert [key for key, _ in ranked] == [key for key, _ in expected]
+    for (_, score), (_, want) in zip(ranked, expected):
+        assert score == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("name, hits, weights, expected", WEIGHTED, ids=[c[0] for c in WEIGHTED])
+def test_rank_with_weighted_query_terms(name, hits, weights, expected):
+    ranked = bm25.rank(hits, 10, 4.0, 10, weights)
     assert [key for key, _ in ranked] == [key for key, _ in expected]
     for (_, score), (_, want) in zip(ranked, expected):
         assert score == pytest.approx(want, rel=1e-12, abs=1e-15)

@@ -209,6 +209,14 @@ class DocumentsConfig(BaseModel):
     rrf_k: int = Field(60, ge=1)
     #: weighted fusion: share of BM25 (divided by the pool's best); min-max normalised MaxSim has the rest
     keyword_weight: float = Field(0.5, ge=0, le=1)
+    #: pseudo-relevance feedback of a hybrid search (RM3, ``retrieval/feedback.py``): the keyword side is
+    #: searched again with the query expanded by the ``feedback_terms`` strongest terms of the first
+    #: fusion's best ``feedback_pages`` pages (0: off), the query's own terms keeping
+    #: ``feedback_query_weight`` of the weight. Chosen on half of Cranfield's dev queries
+    #: (benchmarks/history/documents-late-interaction.md).
+    feedback_pages: int = Field(5, ge=0, le=50)
+    feedback_terms: int = Field(20, ge=1, le=200)
+    feedback_query_weight: float = Field(0.4, ge=0, le=1)
     max_file_bytes: int = Field(50 * 1024 * 1024, ge=1)
     max_text_chars: int = Field(5_000_000, ge=1)
     max_pages: int = Field(5_000, ge=1)

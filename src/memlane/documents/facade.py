@@ -41,7 +41,8 @@ from memlane.documents.store import DocumentStore
 from memlane.core.errors import ConfigError, InvalidInputError, UnsupportedInputError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
-from memlane.retrieval import fusion
+from memlane.retrieval import feedback, fusion
+from memlane.text import keywords
 
 #: pages encoded per model call while upserting (and per progress step)
 ENCODE_BATCH = 16
@@ -294,22 +295,44 @@ class Documents:
                 exact: bool | None) -> tuple[list["Ranked"], int]:
         """The best pages by MaxSim and by BM25 (``keyword_candidates`` each), every one with its exact
         MaxSim, fused as memories are (``retrieval/fusion.py``, ``documents.fusion``); and how many
-        pages matched the keywords."""
+        pages matched the query's keywords.
+
+        With ``feedback_pages``, the keyword side is searched again with the query expanded from the
+        words of the best pages of that fusion (RM3: ``retrieval/feedback.py``) and fused anew; the
+        pages' ``keyword_score`` is then the expanded query's BM25."""
         settings = self.settings
         pool = max(top_k, settings.keyword_candidates)
         dense = self._maxsim(vectors, scope, where, pool, exact)
+        maxsim = dict(dense)
         keyword = self.store.keyword_search(query, scope, where, self.encoder.name, pool)
-        maxsim, matches = dict(dense), dict(keyword)
+        ranked = self._fuse(vectors, dense, keyword, maxsim)
+        if settings.feedback_pages and ranked:
+            best = self.store.hits([r.page_id for r in ranked[: settings.feedback_pages]])
+            expanded = feedback.expand(
+                keywords.analyze(query), [keywords.analyze(hit.page.text or "") for hit in best.values()],
+                terms=settings.feedback_terms, query_weight=settings.feedback_query_weight)
+            if expanded:
+                ranked = self._fuse(vectors, dense, self.store.keyword_search(
+                    expanded, scope, where, self.encoder.name, pool), maxsim)
+        return ranked[:top_k], len(keyword)
+
+    def _fuse(self, vectors: np.ndarray, dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
+              maxsim: dict[str, float]) -> list["Ranked"]:
+        """Every page of either side, best first by the configured fusion; ``maxsim`` (page id -> exact
+        MaxSim, the dense side's to start with) gains the pages found by their words only."""
+        settings = self.settings
+        matches = dict(keyword)
         maxsim.update(self.index.score(vectors, [page_id for page_id in matches if page_id not in maxsim]))
-        ids = list(maxsim)  # MaxSim's candidates, then pages found by their words only
+        by_maxsim = dict(dense)
+        ids = list(by_maxsim) + [i for i in matches if i not in by_maxsim]  # MaxSim's, then found by words only
         if settings.fusion == "rrf":
-            by_rank = fusion.rrf([i for i, _ in dense], [i for i, _ in keyword if i in maxsim], k=settings.rrf_k)
+            by_rank = fusion.rrf(list(by_maxsim), [i for i, _ in keyword], k=settings.rrf_k)
             fused = [by_rank[i] for i in ids]
         else:
             fused = list(fusion.weighted([maxsim[i] for i in ids], [matches.get(i, 0.0) for i in ids],
                                          settings.keyword_weight))
-        order = sorted(range(len(ids)), key=lambda n: -fused[n])[:top_k]  # ties keep MaxSim's order
-        return [Ranked(ids[n], maxsim[ids[n]], matches.get(ids[n]), float(fused[n])) for n in order], len(matches)
+        order = sorted(range(len(ids)), key=lambda n: -fused[n])  # ties keep MaxSim's order
+        return [Ranked(ids[n], maxsim[ids[n]], matches.get(ids[n]), float(fused[n])) for n in order]
 
     def _results(self, ranked: list["Ranked"], n_vectors: int) -> list[dict[str, Any]]:
         hits = self.store.hits([r.page_id for r in ranked])

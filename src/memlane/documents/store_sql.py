@@ -9,7 +9,7 @@ here are the same on both. Templates are written with ``%s`` placeholders and
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memlane.core import timeutil
@@ -316,13 +316,15 @@ class SqlDocumentStore(ABC):
         sql = "SELECT p.id" + self._pages(collection_name, where, params)
         return self._run(lambda con: [r[0] for r in con.execute(sql, params).fetchall()], write=False)
 
-    def keyword_search(self, query: str, collection_name: str | None, where: Node, encoder: str,
-                       limit: int) -> list[tuple[str, float]]:
+    def keyword_search(self, query: str | Mapping[str, float], collection_name: str | None, where: Node,
+                       encoder: str, limit: int) -> list[tuple[str, float]]:
         """The best ``limit`` (page id, BM25 score) of the pages ``page_ids`` admits that were encoded by
         ``encoder``, best first: the memories' analyser and BM25 rule (store/bm25.py), statistics
         (number of pages, mean length, document frequencies) of the admitted pages only. A query
-        without a usable term (only stop words, punctuation) matches nothing."""
-        terms = keywords.query_terms(query)
+        without a usable term (only stop words, punctuation) matches nothing. ``query`` is a text, or
+        analysed terms with their weights (a feedback query: ``retrieval/feedback.py``)."""
+        weights = None if isinstance(query, str) else dict(query)
+        terms = keywords.query_terms(query) if weights is None else [t for t, w in weights.items() if w > 0]
         if not terms:
             return []
         params: list[Any] = []
@@ -337,7 +339,7 @@ class SqlDocumentStore(ABC):
             if not hits:
                 return []
             n, avgdl = con.execute("SELECT count(*), coalesce(avg(p.nterms), 0)" + admitted, params).fetchone()
-            return bm25.rank(hits, int(n), float(avgdl), limit)
+            return bm25.rank(hits, int(n), float(avgdl), limit, weights)
 
         return self._run(read, write=False)
 

@@ -6,7 +6,7 @@ Two runtimes run a model (``runtime``): ONNX Runtime (``runtime_onnx``; the defa
 installed and the model is a plain BERT-style encoder with mean pooling, which it reproduces within
 1e-6 cosine) and sentence-transformers on torch (``runtime_torch``; any model, any device). Both give
 the same vectors, so the embedder's name does not depend on the runtime; int8 quantisation
-(``quantize``) changes the vectors and so the name."""
+(``quantize``) changes the vectors and so the name (``+int8_`` and the checksum of the recipe)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlane.core.config import model_cache
 from memlane.core.errors import ConfigError
 from memlane.embeddings.model_dir import OnnxPlan, onnx_plan, output_dims
+from memlane.embeddings.onnx_export import variant_tag
 from memlane.embeddings.runtime import Runtime, TokenOutput
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -84,10 +85,11 @@ def _load(spec: RuntimeSpec) -> tuple[Runtime, threading.Lock]:
     with _models_lock:
         if spec not in _models:
             if spec.runtime == "onnx":
+                from memlane.embeddings.onnx_export import model_bytes
                 from memlane.embeddings.runtime_onnx import OnnxRuntime
 
-                runtime: Runtime = OnnxRuntime(spec.path, spec.name, spec.plan, spec.cache, spec.quantize or "fp32",
-                                               spec.threads)
+                graph = model_bytes(spec.path, spec.name, spec.cache, spec.quantize or "fp32")
+                runtime: Runtime = OnnxRuntime(graph, spec.plan, spec.threads, origin=spec.path)
             else:
                 from memlane.embeddings.runtime_torch import TorchRuntime
 
@@ -137,8 +139,9 @@ class LocalEmbedder:
         plan = _choose_runtime(self.path, device, runtime, quantize)
         self.runtime = "onnx" if plan is not None else "torch"
         # fp32 on either runtime gives the same vectors (one name: a store filled by one is valid for the
-        # other); int8 gives other vectors, so the store's embedder check must see a different name
-        self.name = f"local/{model_name}" + (f"+{quantize}" if quantize else "")
+        # other); int8 gives other vectors (and another recipe others again), so the store's embedder
+        # check must see a different name
+        self.name = f"local/{model_name}" + (f"+{variant_tag(quantize)}" if quantize else "")
         self.device = device
         self.batch_size = batch_size
         self.threads = threads

@@ -1,86 +1,80 @@
-"""The ONNX export of a local model, made once with torch and cached.
+"""The ONNX export of a local model, made once with torch and cached (``export_cache``).
 
 ``model_bytes`` returns the ONNX graph of a sentence-transformers model directory (its Transformer
 module: token ids, attention mask and token types in, hidden states out), fp32 or with int8 dynamic
-quantisation. Exports are cached in one directory under names that carry two checksums::
-
-    all-MiniLM-L6-v2-<source checksum>-fp32.<checksum of this file>.onnx
-
-The source checksum covers every file of the model directory, so a changed model gets a new export;
-the file's own checksum is verified on every load, so a corrupt or truncated file is rebuilt rather
-than run. A file is written under a temporary name and renamed into place: a concurrent process sees
-the whole file or none. torch is needed for the export only; later processes never import it.
+quantisation by ``INT8`` (a recipe; its checksum names the cached file and the embedder, so a changed
+recipe is neither read from an old file nor mixed with old vectors in a store). torch is needed for the
+export only; later processes never import it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import os
+import json
 import tempfile
 import warnings
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 from memlane.core.errors import ConfigError, EmbeddingError
+from memlane.embeddings import export_cache
 from memlane.embeddings.model_dir import source_checksum
 
 Variant = Literal["fp32", "int8"]
-_DIGEST = 16  # hex characters of a checksum in a file name
 #: the ONNX opset of the export (ONNX Runtime 1.17 and later run it)
 OPSET = 17
 
 
+@dataclass(frozen=True)
+class Int8Recipe:
+    """How the fp32 graph is quantised: ONNX Runtime's dynamic quantisation (int8 weights, activations
+    quantised per run) of the weight MatMuls of ``op_types``, one scale per output channel, except the
+    nodes in ``keep_fp32``."""
+
+    keep_fp32: tuple[str, ...] = ()
+    op_types: tuple[str, ...] = ("MatMul",)
+    per_channel: bool = True
+
+    @property
+    def tag(self) -> str:
+        """``int8_`` and a checksum of the recipe: the variant in export file names and embedder names."""
+        recipe = json.dumps({key: sorted(value) if isinstance(value, tuple) else value
+                             for key, value in asdict(self).items()}, sort_keys=True).encode()  # order-blind
+        return "int8_" + hashlib.sha256(recipe).hexdigest()[:8]
+
+
+_FEED_FORWARD_IN, _FEED_FORWARD_OUT = (f"/model/encoder/layer.{{}}/{part}/dense/MatMul"
+                                      for part in ("intermediate", "output"))
+#: Measured on all-MiniLM-L6-v2 (benchmarks/bench_int8_recipe.py: 369 sentences of prose and personal
+#: facts, no evaluation data; history/embedding.md): quantised one at a time, the feed-forward MatMuls
+#: cost the most cosine to fp32, sentence and token vectors alike (an attention projection at most a
+#: seventh of the worst). Kept in fp32, the ten most costly (every layer's feed-forward input, the
+#: outputs of layers 0-3) cut the cosine lost to about a fifth (sentences: mean 0.9986 against 0.9931;
+#: tokens, which the MaxSim reranker compares: 0.9982 against 0.9894). The word-embedding table stays
+#: fp32 (quantised, it cost the worst sentence 0.011 cosine). Other BERT exports have the same node
+#: names; the measurement is this model's.
+INT8 = Int8Recipe(keep_fp32=tuple(_FEED_FORWARD_IN.format(layer) for layer in range(6))
+                  + tuple(_FEED_FORWARD_OUT.format(layer) for layer in range(4)))
+
+
+def variant_tag(variant: Variant) -> str:
+    return INT8.tag if variant == "int8" else variant
+
+
 def model_bytes(source: Path, name: str, cache: Path, variant: Variant) -> bytes:
     """The verified ONNX graph of the model in ``source`` (called ``name``) in ``variant``, exported
-    (and cached) if need be."""
-    stem = f"{name}-{source_checksum(source)[:_DIGEST]}-{variant}"
-    cached = _read_verified(cache, stem)
+    (and cached) if need be; older exports of the model in ``cache`` are removed after a new one."""
+    checksum, tag = source_checksum(source), variant_tag(variant)
+    stem = export_cache.file_stem(name, checksum, tag)
+    cached = export_cache.read_verified(cache, stem)
     if cached is not None:
         return cached
     data = quantize_int8(model_bytes(source, name, cache, "fp32")) if variant == "int8" else export_fp32(source)
-    _write_atomic(cache, stem, data)
+    export_cache.write_atomic(cache, stem, data)
+    export_cache.remove_stale(cache, name, checksum, tag)
     return data
-
-
-def _checksum(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:_DIGEST]
-
-
-def _read_verified(cache: Path, stem: str) -> bytes | None:
-    """The cached file of ``stem`` whose contents match the checksum in its name; files that do not
-    (corrupt, truncated) are removed."""
-    if not cache.is_dir():
-        return None
-    for file in cache.iterdir():
-        name = file.name
-        if not (name.startswith(stem + ".") and name.endswith(".onnx")):
-            continue
-        data = file.read_bytes()
-        if _checksum(data) == name[len(stem) + 1:-len(".onnx")]:
-            return data
-        file.unlink(missing_ok=True)
-    return None
-
-
-def _write_atomic(cache: Path, stem: str, data: bytes) -> Path:
-    temporary = None
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=cache, prefix=f".{stem}.", suffix=".partial")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the export from other users of the cache
-        target = cache / f"{stem}.{_checksum(data)}.onnx"
-        os.replace(temporary, target)
-    except OSError as exc:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)  # a full disk leaves no partial file behind
-        raise ConfigError(f"could not write the ONNX export to {cache} ({exc}); set embedder.config.cache_dir "
-                          "or $MEMLANE_MODEL_CACHE to a writable directory") from None
-    return target
 
 
 def export_fp32(source: Path) -> bytes:
@@ -121,9 +115,9 @@ def export_fp32(source: Path) -> bytes:
                              "set embedder.config.runtime to 'torch' to run it on torch") from exc
 
 
-def quantize_int8(fp32: bytes) -> bytes:
-    """Dynamic quantisation: int8 weights, one scale per output channel (per tensor lost 4x more cosine to
-    fp32 on LoCoMo turns: mean 0.957 against 0.992), activations quantised per run."""
+def quantize_int8(fp32: bytes, recipe: Int8Recipe = INT8) -> bytes:
+    """The fp32 graph quantised by ``recipe`` (one scale per output channel: per tensor lost 4x more
+    cosine to fp32, mean 0.957 against 0.992)."""
     import logging
 
     try:
@@ -141,7 +135,9 @@ def quantize_int8(fp32: bytes) -> bytes:
                 root = logging.getLogger()
                 level, root.level = root.level, logging.ERROR  # its advice to pre-process goes to the root logger
                 try:
-                    quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True)
+                    quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=recipe.per_channel,
+                                     op_types_to_quantize=list(recipe.op_types),
+                                     nodes_to_exclude=list(recipe.keep_fp32))
                 finally:
                     root.setLevel(level)
         except Exception as exc:  # the graph rejected: name the step that failed

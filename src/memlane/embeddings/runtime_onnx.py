@@ -1,4 +1,4 @@
-"""The local model on ONNX Runtime: the exported graph (``onnx_export``), the model's fast tokenizer
+"""The local model on ONNX Runtime: an exported graph (``onnx_export``), the model's fast tokenizer
 (``tokenizers``, Rust) with sentence-transformers' truncation, mean pooling and L2 normalisation in
 numpy. Importing this module loads neither torch nor transformers."""
 
@@ -11,12 +11,12 @@ import numpy as np
 
 from memlane.core.errors import ConfigError, EmbeddingError
 from memlane.embeddings.model_dir import OnnxPlan
-from memlane.embeddings.onnx_export import Variant, model_bytes
 from memlane.embeddings.runtime import TokenOutput
 
 
 class OnnxRuntime:
-    def __init__(self, path: Path, name: str, plan: OnnxPlan, cache: Path, variant: Variant, threads: int | None):
+    def __init__(self, graph: bytes, plan: OnnxPlan, threads: int | None, origin: Path):
+        """Run ``graph`` (the ONNX export of the model in ``origin``) with the model's tokenizer."""
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -36,11 +36,10 @@ class OnnxRuntime:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads is not None:
             options.intra_op_num_threads = threads
-        graph = model_bytes(path, name, cache, variant)
         try:
             self.session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a graph ONNX Runtime rejects (the checksum matched: written so)
-            raise EmbeddingError(f"ONNX Runtime could not load the export of {path}: {exc}") from exc
+            raise EmbeddingError(f"ONNX Runtime could not load the export of {origin}: {exc}") from exc
 
     def use_threads(self, threads: int | None) -> None:
         """Nothing to do: the session was created with the embedder's threads (a session option)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 
 K1 = 1.2
 B = 0.75
@@ -34,21 +34,24 @@ def idf(n: int, df: int) -> float:
 
 
 def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float,
-         limit: int) -> list[tuple[Hashable, float]]:
+         limit: int, weights: Mapping[str, float] | None = None) -> list[tuple[Hashable, float]]:
     """The best ``limit`` (key, score) pairs, score descending, then key ascending.
 
     ``hits`` holds one row per (memory, matched term): (key, length, term, tf). ``n`` and
     ``avgdl`` describe the memories the search admits; ``n`` is raised to the number of
-    memories hit, should a caller's count lag behind them."""
+    memories hit, should a caller's count lag behind them. ``weights``: a weighted query (each
+    term's BM25 part multiplied by its weight, as a feedback query has them:
+    ``retrieval/feedback.py``); without them every term counts once."""
     hits = hits if isinstance(hits, list) else list(hits)
     lengths = {key: length for key, length, _, _ in hits}
     df = Counter([term for _, _, term, _ in hits])
     n = max(n, len(lengths))
     avgdl = avgdl or 1.0
     # per term and per memory once, not per hit: a common term can hit thousands of memories
-    weights = {term: idf(n, count) * (K1 + 1) for term, count in df.items()}
+    factors = {term: idf(n, count) * (K1 + 1) * (1.0 if weights is None else weights.get(term, 0.0))
+               for term, count in df.items()}
     norms = {key: K1 * (1 - B + B * length / avgdl) for key, length in lengths.items()}
     scores = dict.fromkeys(lengths, 0.0)
     for key, _, term, tf in hits:
-        scores[key] += weights[term] * tf / (tf + norms[key])
+        scores[key] += factors[term] * tf / (tf + norms[key])
     return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
