@@ -220,6 +220,24 @@ def test_feedback_searches_the_keywords_again_with_the_query_expanded_from_the_b
     assert names(found) == sorted(expected, key=lambda n: -expected[n])
 
 
+def test_a_keyword_hit_the_page_index_lacks_is_left_out(docs):
+    """A page the keyword index finds but the page index no longer holds (deleted by another process
+    between the two reads: ``LiveIndex.score`` leaves it out) is not an answer, and not an error."""
+    docs.create_collection("c")
+    for name, text in {"cats": CATS, "markets": MARKETS, "nets": NETS, "order": ORDER}.items():
+        docs.upsert_document(name, "c", text=text)
+    docs.settings.keyword_candidates, docs.settings.feedback_pages = 1, 0
+    query = "A kitten dozing on Monday"  # MaxSim's best: cats; only "Monday" is a keyword (markets, order)
+    assert names(docs.search(query, top_k=1, exact=True)) == ["cats"]
+    score = docs.index.score
+    docs.index.score = lambda vectors, page_ids: {}  # every page found by its words only is gone
+    try:
+        found = docs.search(query, top_k=1, keyword_search=True)
+    finally:
+        docs.index.score = score
+    assert names(found) == ["cats"] and found["results"][0]["keyword_score"] is None
+
+
 def test_keyword_search_keeps_collection_filter_and_scope_local_statistics(docs):
     docs.settings.feedback_pages = 0  # the query's own BM25 (feedback: its own test)
     docs.create_collection("pets", {"public": True})

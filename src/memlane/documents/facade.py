@@ -321,9 +321,10 @@ class Documents:
         """Every page of either side, best first by the configured fusion; ``maxsim`` (page id -> exact
         MaxSim, the dense side's to start with) gains the pages found by their words only."""
         settings = self.settings
-        matches = dict(keyword)
-        maxsim.update(self.index.score(vectors, [page_id for page_id in matches if page_id not in maxsim]))
-        by_maxsim = dict(dense)
+        maxsim.update(self.index.score(vectors, [page_id for page_id, _ in keyword if page_id not in maxsim]))
+        # a page the index lacks (written or deleted by another process since it was read) is left out
+        keyword = [(page_id, score) for page_id, score in keyword if page_id in maxsim]
+        matches, by_maxsim = dict(keyword), dict(dense)
         ids = list(by_maxsim) + [i for i in matches if i not in by_maxsim]  # MaxSim's, then found by words only
         if settings.fusion == "rrf":
             by_rank = fusion.rrf(list(by_maxsim), [i for i, _ in keyword], k=settings.rrf_k)
