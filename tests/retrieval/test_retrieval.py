@@ -162,7 +162,9 @@ TALK = [
 @pytest.mark.parametrize("timeline_on", [False, True])
 def test_search_weighs_time_neighbours_and_named_dates(tmp_path, embedder, timeline_on):
     weights = {"neighbour_weight": 0.4, "date_weight": 0.3} if timeline_on else {"neighbour_weight": 0, "date_weight": 0}
-    config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"store_token_vectors": True, **weights}}
+    # the reranker given an even say, where it alone puts the look-alike first: the timeline's part shows
+    config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"store_token_vectors": True, "rerank_weight": 0.5,
+                                                                **weights}}
     with Memory(config, embedder=embedder) as m:
         m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at) for at, text in TALK])
         offsite = m.search("Where will the team offsite be?", user_id="u", keyword_search=True, rerank=True, limit=3)
@@ -298,3 +300,20 @@ def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
         openai_server.route("/v1/chat/completions", lambda request: Reply.error(500))
         degraded = m.search("what pets?", user_id="u", filter_memories=True)
         assert "filter_memories" in degraded["metadata"]["stages_failed"] and len(degraded["results"]) == 3
+
+
+@pytest.mark.parametrize("retrieval, weight", [
+    ({}, 0.3),                                                   # maxsim's own
+    ({"rerank_weight": 0.7}, 0.7),                               # set: whatever the reranker
+    ({"reranker": {"provider": "llm"}}, 0.5),                    # a model judging relevance: an even say
+    ({"reranker": {"provider": "llm"}, "rerank_weight": 0.0}, 0.0),
+])
+def test_the_rerank_weight_is_the_rerankers_own_unless_set(tmp_path, hashing_embedder, openai_server, retrieval, weight):
+    llm = {"provider": "openai", "config": {"model": "judge", "api_key": "k", "base_url": openai_server.base_url,
+                                            "max_retries": 0}}
+    openai_server.route("/v1/chat/completions",
+                        lambda request: Reply(json=chat_completion(json.dumps({"scores": [5, 5]}))))
+    with Memory({**sqlite_config(tmp_path / "w.db"), "llm": llm, "retrieval": retrieval}, embedder=hashing_embedder) as m:
+        m.add(["I play the cello", "I own a red bicycle"], user_id="u", infer=False)
+        stage = m.search("cello", user_id="u", rerank=True)["metadata"]["stages"]["rerank"]
+    assert stage["ran"] and stage["weight"] == weight

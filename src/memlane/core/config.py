@@ -86,11 +86,12 @@ class RetrievalConfig(BaseModel):
     #: candidates created at most this far apart (seconds) count as neighbours
     neighbour_gap_seconds: float = Field(3600, ge=0)
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
-    #: share of the reranker's score in the final order (the fused score has the rest)
-    rerank_weight: float = Field(0.5, ge=0, le=1)
+    #: share of the reranker's score in the final order (the fused score has the rest); None: the
+    #: reranker's own (``default_weight``: maxsim 0.3, cross_encoder and llm 0.5)
+    rerank_weight: Optional[float] = Field(None, ge=0, le=1)
     #: a query naming an actor (a memory's ``actor_id``) adds that actor's nearest memories and lifts
     #: them by this much on the normalised score (retrieval/actors.py); 0 = off
-    actor_weight: float = Field(0.5, ge=0, le=1)
+    actor_weight: float = Field(0.3, ge=0, le=1)
     #: when a memory's late-interaction token vectors (MaxSim reranking; ~0.8 KB per word piece) are
     #: stored at insert: None (default) when ``rerank`` is on by default with the maxsim reranker,
     #: True always, False never. Whatever it says, the token vectors a rerank computes for a
@@ -99,6 +100,9 @@ class RetrievalConfig(BaseModel):
     max_token_vectors: int = Field(64, ge=1, le=512)
     #: metadata values written before a memory's text when it is embedded (e.g. a session date)
     embed_metadata: list[str] = Field(default_factory=list)
+    #: who said a verbatim memory (its ``actor_id``: a message's ``name``) written with the metadata
+    #: values before its text when it is embedded ("Melanie: I'm off to go swimming with the kids")
+    embed_actor: bool = True
     #: earlier messages of the same ``add`` embedded with each verbatim memory as context
     context_messages: int = Field(0, ge=0, le=5)
 

@@ -168,8 +168,8 @@ def run_modes(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] =
 DEFAULT_GRID: dict[str, list[Any]] = {
     "candidates": [100, 200],
     "keyword_weight": [0.5, 0.7],
-    "actor_weight": [0.3, 0.5],
-    "rerank_weight": [0.3, 0.5],
+    "actor_weight": [0.2, 0.3],
+    "rerank_weight": [0.2, 0.3],
 }
 
 

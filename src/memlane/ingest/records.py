@@ -1,40 +1,29 @@
 """Validated drafts (``NewMemory``) become records ready to store: embedded (with the configured
-metadata and earlier context before the text), hashed, stamped, with token vectors when the store
-keeps them. Nothing here opens the store: the facade applies the records."""
+metadata, the speaker and earlier context before the text: ``embeddings/memory_text.py``), hashed,
+stamped, with token vectors when the store keeps them. Nothing here opens the store: the facade applies the records."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from memlane.core import timeutil
 from memlane.core.config import RetrievalConfig
 from memlane.embeddings import Embeddings
+from memlane.embeddings.memory_text import embedding_text, token_text
 from memlane.core.ids import new_id
 from memlane.core.models import MemoryRecord, NewMemory, text_hash
-
-#: the longest context embedded with a memory (the model reads 256 word pieces)
-CONTEXT_CHARS = 400
-
-
-def embedding_text(text: str, metadata: Mapping[str, Any], context: str | None, settings: RetrievalConfig) -> str:
-    """What a memory is embedded as: selected metadata values and earlier context, then its text."""
-    prefix = [str(metadata[k]) for k in settings.embed_metadata if metadata.get(k) not in (None, "")]
-    if context and len(context) > CONTEXT_CHARS:  # keep the memory's own words inside the model's window
-        context = "…" + context[-CONTEXT_CHARS:]
-    parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
-    return " ".join(parts)
 
 
 def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: RetrievalConfig) -> list[MemoryRecord]:
     """One record per draft, embedded in one batch."""
     if not drafts:
         return []
-    texts = [embedding_text(d.text, d.metadata, d.context, settings) for d in drafts]
+    texts = [embedding_text(d.text, d.metadata, d.context, settings, d.actor_id) for d in drafts]
     tokens: list[Any] = [None] * len(drafts)
     if settings.tokens_at_insert and embeddings.has_tokens:
         # token vectors describe the memory's own words; with a context prefix that takes a second pass
-        own = [d.text for d in drafts]
+        own = [token_text(d.text, settings, d.actor_id) for d in drafts]
         if own == texts:
             matrix, tokens = embeddings.documents_and_tokens(texts, settings.max_token_vectors)
         else:

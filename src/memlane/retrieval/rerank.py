@@ -30,6 +30,8 @@ class Reranker(Protocol):
     name: str
     #: candidates must carry ``tokens`` (late-interaction vectors) before ``scores`` is called
     needs_tokens: bool
+    #: its share of the final order when ``retrieval.rerank_weight`` is not set
+    default_weight: float
 
     def scores(self, query: str, candidates: list[Candidate]) -> np.ndarray: ...
 
@@ -37,6 +39,8 @@ class Reranker(Protocol):
 class MaxSimReranker:
     name = "maxsim"
     needs_tokens = True
+    #: chosen by leave-one-conversation-out tuning on LoCoMo (every fold: 0.2-0.3; benchmarks/RESULTS.md)
+    default_weight = 0.3
 
     def __init__(self, embeddings: Any):
         if not embeddings.has_tokens:
@@ -60,6 +64,7 @@ class CrossEncoderConfig(BaseModel):
 class CrossEncoderReranker:
     name = "cross_encoder"
     needs_tokens = False
+    default_weight = 0.5  # a model trained to judge relevance: as much say as the fused score
 
     def __init__(self, config: CrossEncoderConfig):
         path = Path(config.model).expanduser()
@@ -92,6 +97,7 @@ Answer with only a JSON object: {{"scores": [<one number per memory, in order>]}
 class LLMReranker:
     name = "llm"
     needs_tokens = False
+    default_weight = 0.5
 
     def __init__(self, llm: Any):
         self.llm = llm

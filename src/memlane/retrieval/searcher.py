@@ -27,6 +27,7 @@ from memlane.core import validation
 from memlane.core.config import MemoryConfig
 from memlane.core.errors import StoreError
 from memlane.embeddings import Embeddings
+from memlane.embeddings.memory_text import token_text
 from memlane.core.logcontext import one_line, request_id
 from memlane.core.models import MemoryRecord, Message, text_hash
 from memlane.core.query import Query
@@ -165,7 +166,9 @@ class Searcher:
                 if reranker.needs_tokens:
                     self._attach_tokens(top)
                 stage["reranker"], stage["candidates"] = reranker.name, len(top)
-                candidates = fusion.blend(top, reranker.scores(query.text, top), settings.rerank_weight) + rest
+                weight = reranker.default_weight if settings.rerank_weight is None else settings.rerank_weight
+                stage["weight"] = weight
+                candidates = fusion.blend(top, reranker.scores(query.text, top), weight) + rest
         candidates = candidates[:limit]
         if flags["filter_memories"] and candidates:
             with trace.stage("filter") as stage:
@@ -247,8 +250,9 @@ class Searcher:
         stored = self.store.token_vectors([c.record.id for c in candidates])
         missing = [c for c in candidates if c.record.id not in stored]
         if missing:
-            _, computed = self.embeddings.documents_and_tokens([c.record.text for c in missing],
-                                                               self.config.retrieval.max_token_vectors)
+            settings = self.config.retrieval
+            _, computed = self.embeddings.documents_and_tokens(
+                [token_text(c.record.text, settings, c.record.actor_id) for c in missing], settings.max_token_vectors)
             stored.update((c.record.id, t) for c, t in zip(missing, computed))
             try:
                 self.store.keep_token_vectors([(c.record, t) for c, t in zip(missing, computed)])

@@ -1,0 +1,31 @@
+"""The text a memory is embedded as, for its vector and for its token vectors: one rule for the
+insert path and the reranker's write-back, so both describe a memory the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memlane.core.config import RetrievalConfig
+
+#: the longest context embedded with a memory (the model reads 256 word pieces)
+CONTEXT_CHARS = 400
+
+
+def embedding_text(text: str, metadata: Mapping[str, Any], context: str | None, settings: RetrievalConfig,
+                   actor: str | None = None) -> str:
+    """A memory's vector text: selected metadata values and who said it (``embed_actor``), earlier
+    context, then its text ("8 May, 2023: Melanie: <previous turn> <text>")."""
+    prefix = [str(metadata[k]) for k in settings.embed_metadata if metadata.get(k) not in (None, "")]
+    if actor and settings.embed_actor:
+        prefix.append(actor)
+    if context and len(context) > CONTEXT_CHARS:  # keep the memory's own words inside the model's window
+        context = "…" + context[-CONTEXT_CHARS:]
+    parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
+    return " ".join(parts)
+
+
+def token_text(text: str, settings: RetrievalConfig, actor: str | None = None) -> str:
+    """A memory's token-vector text (late interaction): its own words, after who said them
+    (``embed_actor``), so a query naming the speaker meets the name in both representations."""
+    return f"{actor}: {text}" if actor and settings.embed_actor else text
