@@ -22,7 +22,7 @@ from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.core.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
 from memlane.core.ids import new_id
-from memlane.ingest import create_engine, offline_extract
+from memlane.ingest import create_engine, offline_extract, speakers
 from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import EXPIRED, Context, plan
 from memlane.ingest.report import skipped_messages
@@ -179,8 +179,12 @@ class Memory:
                     self.store.apply(graph)
                 outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)
                 return outcome
+            speaker = next((m for m in received if m.role == "user"), received[0])
+            known = speakers.attribute(facts, received, explicit=promoted.get("actor_id"), default=speaker.name)
             vectors = self.embeddings.documents([f.text for f in facts])
-            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE)
+            counterparts = speakers.counterpart_filter(facts) if known else None
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
+                                *([counterparts] if counterparts else []))
             memories, similarity = self.store.similar(vectors, where, self.config.formation.top_k)
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
@@ -188,7 +192,6 @@ class Memory:
             if graph.graph:
                 self.store.apply(graph)
             return {**outcome, "status": "failed", "reason": str(exc)}
-        speaker = next((m for m in received if m.role == "user"), received[0])
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type, expires=expires)

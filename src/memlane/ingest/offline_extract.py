@@ -342,7 +342,7 @@ def skip_reason(message: Message, *, agent_facts: bool) -> str:
 
 def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
     facts: list[Fact] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for index, message in enumerate(messages):
         speaker_is_agent = message.role == "assistant"
         if message.role not in ("user", "assistant") or (speaker_is_agent and not agent_facts):
@@ -350,7 +350,7 @@ def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
         reading = read(message, speaker_is_agent=speaker_is_agent)
         facts.extend(Fact(text=topic, kind="forget", sources=(index,)) for topic in reading.forget)
         for statement in reading.statements:
-            key = statement.casefold()
+            key = (message.name or "", statement.casefold())  # the same words from two speakers are two facts
             if key not in seen:
                 seen.add(key)
                 facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,)))

@@ -138,7 +138,9 @@ def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
     claimed: set[str] = set()
     memories = candidates.memories
     for i, fact in enumerate(facts):
-        order = sorted(range(len(memories)), key=lambda j: -float(candidates.similarity[i, j]))
+        # offline facts are first-person statements: another speaker's memory is never their counterpart
+        order = [j for j in sorted(range(len(memories)), key=lambda j: -float(candidates.similarity[i, j]))
+                 if not (fact.actor_id and memories[j].actor_id and memories[j].actor_id != fact.actor_id)]
         if fact.kind == "forget":
             for j in order:
                 if memories[j].id not in claimed and _about(fact.text, memories[j].text):

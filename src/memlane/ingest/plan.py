@@ -92,6 +92,11 @@ def plan(
             return [context.message_ids[i] for i in facts[d.fact].sources if i < len(context.message_ids)]
         return list(context.message_ids)
 
+    def actor(d: Decision) -> str | None:
+        if d.fact is not None and d.fact < len(facts) and facts[d.fact].actor_id:
+            return facts[d.fact].actor_id
+        return context.actor_id
+
     def changed(d: Decision) -> None:
         if d.fact is None:
             out.unattributed_change = True
@@ -109,7 +114,7 @@ def plan(
             continue
         record = MemoryRecord(
             id=new_id(), text=d.text, hash=context.hash(d.text), created_at=context.now,
-            updated_at=context.now, actor_id=context.actor_id, role=context.role, metadata=dict(context.metadata),
+            updated_at=context.now, actor_id=actor(d), role=context.role, metadata=dict(context.metadata),
             memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
             vector=vector(d.text), valid_to=context.expires, invalid_reason=EXPIRED if context.expires else None,
             **context.scope,
@@ -126,14 +131,14 @@ def plan(
                 known_already(d, old)
                 continue
             out.changes.updates.append(Update(id=old.id, updated_at=context.now, text=d.text, hash=context.hash(d.text),
-                                              vector=vector(d.text), actor_id=context.actor_id, role=context.role,
+                                              vector=vector(d.text), actor_id=actor(d), role=context.role,
                                               reason=d.reason or None, source_message_ids=sources(d)))
             out.results.append({"id": old.id, "memory": d.text, "event": "UPDATE", "previous_memory": old.text})
             changed(d)
         elif d.event == "DELETE":
             old = known[d.target]
             out.changes.invalidations.append(Invalidate(
-                id=old.id, reason=d.reason or "contradicted", actor_id=context.actor_id, role=context.role,
+                id=old.id, reason=d.reason or "contradicted", actor_id=actor(d), role=context.role,
                 superseded_by=added_for_fact.get(d.fact) if d.fact is not None else None))
             out.results.append({"id": old.id, "memory": old.text, "event": "DELETE"})
             changed(d)

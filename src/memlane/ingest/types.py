@@ -23,6 +23,9 @@ class Fact:
     kind: FactKind = "statement"
     #: indices (into the call's messages) of the messages the fact came from
     sources: tuple[int, ...] = ()
+    #: who stated it (set by the caller from its messages' names): a memory of another actor is
+    #: not its counterpart (``Memory.add``; the offline reconciler skips such pairs)
+    actor_id: str | None = None
 
 
 @dataclass(slots=True)
