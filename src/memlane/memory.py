@@ -15,10 +15,12 @@ from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
+import numpy as np
+
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core import scope, timeutil, validation
-from memlane.embeddings import Embedder, Embeddings, create_embedder
+from memlane.embeddings import Embedder, Embeddings, create_embedder, memory_text
 from memlane.core.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
 from memlane.core.ids import new_id
@@ -33,6 +35,7 @@ from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageReco
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
+from memlane.store.base import ReembedItem
 
 #: memories invalidated per transaction by ``cleanup_old_memories``
 CLEANUP_BATCH = 500
@@ -181,11 +184,13 @@ class Memory:
                 return outcome
             speaker = next((m for m in received if m.role == "user"), received[0])
             known = speakers.attribute(facts, received, explicit=promoted.get("actor_id"), default=speaker.name)
-            vectors = self.embeddings.documents([f.text for f in facts])
+            vectors = self._memory_vectors([f.text for f in facts], [f.actor_id for f in facts], metadata)
             counterparts = speakers.counterpart_filter(facts) if known else None
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
                                 *([counterparts] if counterparts else []))
             memories, similarity = self.store.similar(vectors, where, self.config.formation.top_k)
+            if any(self._labelled(f.text, f.actor_id, metadata) for f in facts):
+                similarity = self._said_similarity(facts, memories)
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
@@ -195,7 +200,8 @@ class Memory:
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type, expires=expires)
-        outcome_plan = plan(decisions, facts, vectors, candidates, context, self.embeddings.documents)
+        outcome_plan = plan(decisions, facts, vectors, candidates, context,
+                            lambda texts, actors: self._memory_vectors(texts, actors, metadata))
         outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,
@@ -203,6 +209,25 @@ class Memory:
         if outcome_plan.ignored:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
+
+    def _labelled(self, text: str, actor: str | None, metadata: Mapping[str, Any]) -> bool:
+        return memory_text.embedding_text(text, metadata, None, self.config.retrieval, actor) != text
+
+    def _memory_vectors(self, texts: Sequence[str], actors: Sequence[str | None],
+                        metadata: Mapping[str, Any]) -> np.ndarray:
+        """Vectors of memories as stored: each text with its speaker and metadata values as
+        ``retrieval.embed_actor`` / ``embed_metadata`` say (``embeddings/memory_text.py``)."""
+        settings = self.config.retrieval
+        return self.embeddings.documents([memory_text.embedding_text(t, metadata, None, settings, a)
+                                          for t, a in zip(texts, actors)])
+
+    def _said_similarity(self, facts: Sequence[Any], memories: Sequence[MemoryRecord]) -> np.ndarray:
+        """Fact × memory cosine of what they say, without who said it: reconciliation compares
+        statements (the candidates were found with the stored, labelled vectors)."""
+        if not memories:
+            return np.zeros((len(facts), 0), dtype=np.float32)
+        said = self.embeddings.documents([f.text for f in facts] + [m.text for m in memories])
+        return said[:len(facts)] @ said[len(facts):].T
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
@@ -232,12 +257,17 @@ class Memory:
         if text is not None:
             change.text = validation.text(text, "text", self.limits)
             change.hash = text_hash(change.text)
-            if change.text != current.text:
-                change.vector = self.embeddings.documents([change.text])[0]
         if metadata is not None:
             change.metadata, promoted = validation.metadata(metadata, self.limits)
             if promoted:
                 raise InvalidInputError(f"{', '.join(promoted)} cannot be changed by update", field="metadata")
+        settings = self.config.retrieval
+        before = memory_text.embedding_text(current.text, current.metadata, None, settings, current.actor_id)
+        after = memory_text.embedding_text(change.text if change.text is not None else current.text,
+                                           change.metadata if change.metadata is not None else current.metadata,
+                                           None, settings, current.actor_id)
+        if after != before:  # what the vector says changed: the text, or an embedded metadata value
+            change.vector = self.embeddings.documents([after])[0]
         self.store.apply(ChangeSet(updates=[change]))
         return self._get_record(memory_id).to_item()
 
@@ -545,7 +575,8 @@ class Memory:
         where, dry_run = self._maintained(user_id, agent_id, run_id, dry_run)
         threshold = validation.similarity_threshold(threshold)
         records, matrix = self.store.with_vectors(where)
-        pairs = similar_pairs(matrix, threshold)
+        pairs = [(i, j, s) for i, j, s in similar_pairs(matrix, threshold)  # two speakers' memories stay apart
+                 if speakers.may_reconcile(records[i].actor_id, records[j].actor_id)]
 
         def write(older: str, newer: str, similarity: float) -> str | None:
             text = self.engine.merge(older, newer, similarity)
@@ -560,7 +591,7 @@ class Memory:
         if dry_run:
             return report
         changed = [m for m in merges if m.merged and m.text != m.survivor.text]
-        drafts = [NewMemory(text=m.text, metadata=m.survivor.metadata) for m in changed]
+        drafts = [NewMemory(text=m.text, metadata=m.survivor.metadata, actor_id=m.survivor.actor_id) for m in changed]
         embedded = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
         rewritten = {m.survivor.id: (r.vector, r.token_vectors) for m, r in zip(changed, embedded)}
         changes = maintenance.merge_changes(merges, timeutil.now_iso(), rewritten)
@@ -583,7 +614,11 @@ class Memory:
         settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         embeddings = Embeddings(embedder or create_embedder(settings.embedder), 0)
         store = create_store(settings, embeddings.dims, tenant)
-        store.reembed(embeddings.documents, embeddings.name, embeddings.dims, batch_size=batch_size, progress=progress)
+        def embed(items: list[ReembedItem]) -> np.ndarray:  # each memory the way it is embedded when stored
+            return embeddings.documents([memory_text.embedding_text(i.text, i.metadata, None, settings.retrieval,
+                                                                    i.actor_id) for i in items])
+
+        store.reembed(embed, embeddings.name, embeddings.dims, batch_size=batch_size, progress=progress)
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:

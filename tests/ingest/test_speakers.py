@@ -4,9 +4,12 @@ said by no one in particular."""
 
 import pytest
 
+from memlane import Memory
 from memlane.core.models import Message
-from memlane.ingest.speakers import attribute, counterpart_filter
+from memlane.ingest.speakers import attribute, counterpart_filter, may_reconcile
 from memlane.ingest.types import Fact
+
+from conftest import sqlite_config
 
 MESSAGES = [Message(role="user", content="…", name="Alice"), Message(role="user", content="…", name="Bob"),
             Message(role="assistant", content="…"), Message(role="user", content="…")]
@@ -25,6 +28,13 @@ def test_attribute(sources, explicit, default, actor, known):
     facts = [Fact("User likes tea", sources=sources)]
     assert attribute(facts, MESSAGES, explicit=explicit, default=default) is known
     assert facts[0].actor_id == actor
+
+
+@pytest.mark.parametrize("first, second, may", [
+    ("Alice", "Alice", True), ("Alice", "Bob", False), ("Alice", None, True), (None, "Bob", True), (None, None, True),
+])
+def test_may_reconcile(first, second, may):
+    assert may_reconcile(first, second) is may
 
 
 def test_counterparts_are_the_speakers_and_the_unattributed():
@@ -78,3 +88,51 @@ def test_a_speakers_fact_still_meets_memories_said_by_no_one(model_memory):
     m.add("I like green tea.", user_id="chat")  # no name: no actor
     named = m.add([{"role": "user", "name": "Alice", "content": "I like green tea."}], user_id="chat")
     assert named["results"] == [] and named["unchanged"][0]["event"] == "NONE"
+
+
+# -- who said it, in the vector (retrieval.embed_actor) on every path that embeds a memory --------
+
+def _score_for(memory, query, actor):
+    hits = memory.search(query, user_id="chat", limit=10)["results"]
+    return max((h["score"] for h in hits if h["actor_id"] == actor), default=None)
+
+
+@pytest.mark.parametrize("embed_actor", [True, False])
+def test_a_formed_fact_is_embedded_with_its_speaker(tmp_path, hashing_embedder, embed_actor):
+    config = {**sqlite_config(tmp_path / "f.db"), "retrieval": {"embed_actor": embed_actor}}
+    with Memory(config, embedder=hashing_embedder) as m:
+        m.add([{"role": "user", "name": "Alice", "content": "I like green tea."}], user_id="chat")
+        m.add([{"role": "user", "name": "Bob", "content": "I like green tea."}], user_id="chat")
+        # the same words: only the label tells a vector search whose is whose
+        assert (_score_for(m, "Alice", "Alice") > _score_for(m, "Alice", "Bob")) is embed_actor
+        mine = m.add([{"role": "user", "name": "Alice", "content": "I like green tea."}], user_id="chat")
+        assert mine["unchanged"] and mine["results"] == []  # the label does not hide her own fact
+
+
+def test_update_and_reembed_keep_the_speaker_in_the_vector(tmp_path, hashing_embedder):
+    from memlane.embeddings.hashing import HashingEmbedder
+
+    config = sqlite_config(tmp_path / "u.db")
+    with Memory(config, embedder=hashing_embedder) as m:
+        ids = {r["memory"]: r["id"] for r in
+               m.add([{"role": "user", "name": "Alice", "content": "the lake froze"},
+                      {"role": "user", "name": "Bob", "content": "the lake thawed"}], user_id="chat",
+                     infer=False)["results"]}
+        m.update(ids["the lake froze"], "the pond froze over")
+        assert _score_for(m, "Alice", "Alice") > _score_for(m, "Alice", "Bob")
+    with Memory.reembed(config, embedder=HashingEmbedder(dims=256)) as m:
+        assert m.embeddings.dims == 256
+        assert _score_for(m, "Alice", "Alice") > _score_for(m, "Alice", "Bob")
+        assert _score_for(m, "Bob", "Bob") > _score_for(m, "Bob", "Alice")
+
+
+def test_merging_near_duplicates_keeps_two_speakers_apart(tmp_path, hashing_embedder):
+    config = {**sqlite_config(tmp_path / "d.db"), "retrieval": {"embed_actor": False}}  # identical vectors
+    with Memory(config, embedder=hashing_embedder) as m:
+        m.add([{"role": "user", "name": "Alice", "content": "I drink espresso every morning"},
+               {"role": "user", "name": "Bob", "content": "I drink espresso every morning"},
+               {"role": "user", "name": "Alice", "content": "I drink espresso every morning!"}],
+              user_id="chat", infer=False)
+        report = m.merge_similar_memories(user_id="chat", threshold=0.9)
+        assert [len(r["merged"]) for r in report["results"]] == [1]  # Alice's two, not Bob's
+        assert sorted(h["actor_id"] for h in m.get_all(user_id="chat")["results"]) == ["Alice", "Bob"]

@@ -100,8 +100,8 @@ class RetrievalConfig(BaseModel):
     max_token_vectors: int = Field(64, ge=1, le=512)
     #: metadata values written before a memory's text when it is embedded (e.g. a session date)
     embed_metadata: list[str] = Field(default_factory=list)
-    #: who said a verbatim memory (its ``actor_id``: a message's ``name``) written with the metadata
-    #: values before its text when it is embedded ("Melanie: I'm off to go swimming with the kids")
+    #: who said a memory (its ``actor_id``: a message's ``name``) written with the metadata values
+    #: before its text whenever it is embedded ("Melanie: I'm off to go swimming with the kids")
     embed_actor: bool = True
     #: earlier messages of the same ``add`` embedded with each verbatim memory as context
     context_messages: int = Field(0, ge=0, le=5)

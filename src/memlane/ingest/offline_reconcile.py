@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from memlane.ingest import language, lexicon
+from memlane.ingest import language, lexicon, speakers
 from memlane.ingest.types import Candidates, Decision, Fact
 
 #: Embedding similarity above which two statements are taken as the same (absent negation).
@@ -140,7 +140,7 @@ def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
     for i, fact in enumerate(facts):
         # offline facts are first-person statements: another speaker's memory is never their counterpart
         order = [j for j in sorted(range(len(memories)), key=lambda j: -float(candidates.similarity[i, j]))
-                 if not (fact.actor_id and memories[j].actor_id and memories[j].actor_id != fact.actor_id)]
+                 if speakers.may_reconcile(fact.actor_id, memories[j].actor_id)]
         if fact.kind == "forget":
             for j in order:
                 if memories[j].id not in claimed and _about(fact.text, memories[j].text):

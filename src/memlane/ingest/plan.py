@@ -59,8 +59,10 @@ def plan(
     fact_vectors: np.ndarray,
     candidates: Candidates,
     context: Context,
-    embed: Callable[[list[str]], np.ndarray],
+    embed: Callable[[list[str], list[str | None]], np.ndarray],
 ) -> Plan:
+    """``fact_vectors``: each fact's vector as stored (with its speaker when ``embed_actor``);
+    ``embed(texts, actors)`` embeds other texts the same way (an LLM may merge or rephrase)."""
     out = Plan()
     known = {m.id: m for m in candidates.memories}
     touched: set[str] = set()
@@ -79,23 +81,26 @@ def plan(
             continue
         accepted.append(d)
 
-    # one embedding batch for texts that are not verbatim facts (an LLM may merge or rephrase)
-    fact_index = {f.text: i for i, f in enumerate(facts)}
-    fresh = sorted({d.text for d in accepted if d.event in ("ADD", "UPDATE") and d.text not in fact_index})
-    fresh_vectors = dict(zip(fresh, embed(fresh))) if fresh else {}
+    def actor(d: Decision) -> str | None:
+        if d.fact is not None and d.fact < len(facts) and facts[d.fact].actor_id:
+            return facts[d.fact].actor_id
+        return context.actor_id
 
-    def vector(text: str) -> np.ndarray:
-        return fact_vectors[fact_index[text]] if text in fact_index else fresh_vectors[text]
+    # one embedding batch for texts that are not verbatim facts (an LLM may merge or rephrase); the
+    # same words from two speakers are two vectors
+    fact_index = {(f.text, f.actor_id or context.actor_id): i for i, f in enumerate(facts)}
+    fresh = sorted({(d.text, actor(d)) for d in accepted if d.event in ("ADD", "UPDATE")} - fact_index.keys(),
+                   key=lambda k: (k[0], k[1] or ""))
+    fresh_vectors = dict(zip(fresh, embed([t for t, _ in fresh], [a for _, a in fresh]))) if fresh else {}
+
+    def vector(d: Decision) -> np.ndarray:
+        key = (d.text, actor(d))
+        return fact_vectors[fact_index[key]] if key in fact_index else fresh_vectors[key]
 
     def sources(d: Decision) -> list[str]:
         if d.fact is not None and facts[d.fact].sources:
             return [context.message_ids[i] for i in facts[d.fact].sources if i < len(context.message_ids)]
         return list(context.message_ids)
-
-    def actor(d: Decision) -> str | None:
-        if d.fact is not None and d.fact < len(facts) and facts[d.fact].actor_id:
-            return facts[d.fact].actor_id
-        return context.actor_id
 
     def changed(d: Decision) -> None:
         if d.fact is None:
@@ -116,7 +121,7 @@ def plan(
             id=new_id(), text=d.text, hash=context.hash(d.text), created_at=context.now,
             updated_at=context.now, actor_id=actor(d), role=context.role, metadata=dict(context.metadata),
             memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
-            vector=vector(d.text), valid_to=context.expires, invalid_reason=EXPIRED if context.expires else None,
+            vector=vector(d), valid_to=context.expires, invalid_reason=EXPIRED if context.expires else None,
             **context.scope,
         )
         out.changes.inserts.append(record)
@@ -131,7 +136,7 @@ def plan(
                 known_already(d, old)
                 continue
             out.changes.updates.append(Update(id=old.id, updated_at=context.now, text=d.text, hash=context.hash(d.text),
-                                              vector=vector(d.text), actor_id=actor(d), role=context.role,
+                                              vector=vector(d), actor_id=actor(d), role=context.role,
                                               reason=d.reason or None, source_message_ids=sources(d)))
             out.results.append({"id": old.id, "memory": d.text, "event": "UPDATE", "previous_memory": old.text})
             changed(d)

@@ -30,6 +30,12 @@ def attribute(facts: Sequence[Fact], messages: Sequence[Message], *, explicit: s
     return known
 
 
+def may_reconcile(first: str | None, second: str | None) -> bool:
+    """Whether memories (or a fact and a memory) of these speakers may be the same statement: not
+    when both have a speaker and the speakers differ."""
+    return not (first and second and first != second)
+
+
 def counterpart_filter(facts: Sequence[Fact]) -> flt.Node | None:
     """The stored memories facts whose speakers are known may be reconciled with: their speakers'
     and those said by no one in particular (no ``actor_id``); None when no fact has a speaker."""

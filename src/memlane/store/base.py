@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -27,6 +27,14 @@ class StoreInfo:
     dims: int | None
     memories: int
     history_events: int
+
+
+class ReembedItem(NamedTuple):
+    """What ``Store.reembed`` hands its embed function for one memory."""
+
+    text: str
+    metadata: dict[str, Any]
+    actor_id: str | None
 
 
 class Store(Protocol):
@@ -85,9 +93,10 @@ class Store(Protocol):
     def iter_records(self, where: Node, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
         """Every matching memory, oldest first, in batches (export)."""
 
-    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
+    def reembed(self, embed: Callable[[list[ReembedItem]], np.ndarray], name: str, dims: int, *,
                 batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
-        """Replace every vector with ``embed(texts)`` and record the new embedder. Resumable."""
+        """Replace every vector with ``embed(items)`` (each memory's text, metadata and actor: what
+        its vector is made from) and record the new embedder. Resumable."""
 
     def info(self) -> StoreInfo: ...
 

@@ -356,7 +356,7 @@ class PostgresStore(SqlMemoryStore):
     INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
     TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
     REEMBED_PENDING = (
-        "SELECT m.id, m.hash, m.text FROM memlane_memories m LEFT JOIN memlane_reembed r"
+        "SELECT m.id, m.hash, m.text, m.metadata, m.actor_id FROM memlane_memories m LEFT JOIN memlane_reembed r"
         " ON r.tenant = m.tenant AND r.memory_id = m.id WHERE m.tenant = %s"
         " AND (r.memory_id IS NULL OR r.hash <> m.hash OR r.embedder <> %s) ORDER BY m.seq LIMIT %s"
     )

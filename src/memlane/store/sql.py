@@ -20,7 +20,7 @@ from memlane.core import timeutil
 from memlane.core.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.store.base import ChangeSet, Invalidate, StoreInfo, Update
+from memlane.store.base import ChangeSet, Invalidate, ReembedItem, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
 from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
@@ -427,7 +427,7 @@ class SqlMemoryStore(SqlGraph):
         """The side table emptied (or dropped) after the swap."""
         con.execute(self._sql("DELETE FROM {reembed} WHERE {tenant}TRUE"), self._t())
 
-    def reembed(self, embed: Callable[[list[str]], np.ndarray], name: str, dims: int, *,
+    def reembed(self, embed: Callable[[list[ReembedItem]], np.ndarray], name: str, dims: int, *,
                 batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """New vectors go to a side table in small transactions (resumable, other writers keep
         working); one final transaction swaps them in, embedding any memory added or changed
@@ -437,7 +437,8 @@ class SqlMemoryStore(SqlGraph):
         total = self.count(MATCH_ALL)
 
         def embed_rows(con: Con, rows: list[tuple]) -> None:
-            matrix = np.asarray(embed([row[2] for row in rows]), dtype=np.float32)
+            matrix = np.asarray(embed([ReembedItem(row[2], self._json_out(row[3]), row[4]) for row in rows]),
+                                dtype=np.float32)
             con.cursor().executemany(save, [self._t(row[0], row[1], name, self._vector_in(vec))
                                             for row, vec in zip(rows, matrix)])
 

@@ -116,7 +116,7 @@ class SQLiteStore(SqlMemoryStore):
     SCOPES_FROM_INDEX = True
     TOKENS_FROM = ("{memory_tokens} t JOIN {memories} m ON m.rowid = t.rowid", "m.id")
     REEMBED_PENDING = (
-        "SELECT m.rowid, m.hash, m.text FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
+        "SELECT m.rowid, m.hash, m.text, m.metadata, m.actor_id FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
         " WHERE r.rowid IS NULL OR r.hash <> m.hash OR r.embedder <> %s ORDER BY m.rowid LIMIT %s"
     )
     REEMBED_SAVE = "INSERT OR REPLACE INTO reembed_vectors(rowid, hash, embedder, vector) VALUES (%s, %s, %s, %s)"
