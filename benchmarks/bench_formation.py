@@ -11,6 +11,7 @@
 
     python benchmarks/bench_formation.py [--scope-size 10000] [--adds 300] [--out FILE]
     python benchmarks/bench_formation.py --compare REV [--rounds 2] [--scope-size 10000] [--adds 300]
+    … [--speaker NAME]: every memory and message is NAME's (labelled vectors, the speaker's candidates)
 """
 
 from __future__ import annotations
@@ -73,14 +74,16 @@ def pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)
 
 
-def offline(scope_size: int, adds: int, embedder: LocalEmbedder) -> dict:
+def offline(scope_size: int, adds: int, embedder: LocalEmbedder, speaker: str | None = None) -> dict:
+    """``speaker``: the scope's memories and the messages are that named person's (a group chat):
+    formation labels their vectors and decides on unlabelled similarities."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         memory = Memory({"vector_store": {"provider": "sqlite", "config": {"path": tmp}}}, embedder=embedder)
         started = time.perf_counter()
         texts = existing_memories(scope_size, rng)
         for start in range(0, len(texts), 1000):
-            memory.insert([NewMemory(text=t, user_id="bench") for t in texts[start:start + 1000]])
+            memory.insert([NewMemory(text=t, user_id="bench", actor_id=speaker) for t in texts[start:start + 1000]])
         fill_seconds = time.perf_counter() - started
         messages = turns(adds, rng)
         for warm in messages[:5]:
@@ -89,7 +92,8 @@ def offline(scope_size: int, adds: int, embedder: LocalEmbedder) -> dict:
         events: dict[str, int] = {}
         for text in messages:
             t0 = time.perf_counter()
-            result = memory.add(text, user_id="bench")
+            result = memory.add([{"role": "user", "name": speaker, "content": text}] if speaker else text,
+                                user_id="bench")
             latencies.append(time.perf_counter() - t0)
             for r in result["results"] + result["unchanged"]:
                 events[r["event"]] = events.get(r["event"], 0) + 1
@@ -103,6 +107,7 @@ def offline(scope_size: int, adds: int, embedder: LocalEmbedder) -> dict:
         memory.close()
     return {
         "scope_size": scope_size,
+        "speaker": speaker,
         "fill_seconds": round(fill_seconds, 1),
         "adds": adds,
         "add_ms": {"p50": pct(latencies, 0.5), "p95": pct(latencies, 0.95), "p99": pct(latencies, 0.99)},
@@ -146,7 +151,7 @@ def llm_calls(embedder: LocalEmbedder, adds: int) -> dict:
     return {"adds": adds, "max_calls_per_add": max(per_add), "mean_calls_per_add": round(statistics.mean(per_add), 2)}
 
 
-def compare(revision: str, rounds: int, scope_size: int, adds: int) -> dict:
+def compare(revision: str, rounds: int, scope_size: int, adds: int, speaker: str | None = None) -> dict:
     """Offline add latency under ``revision`` and under the current code, alternating, in one run."""
     import subprocess
 
@@ -161,7 +166,8 @@ def compare(revision: str, rounds: int, scope_size: int, adds: int) -> dict:
             for label in order:
                 env = {**os.environ, "PYTHONPATH": str(sources[label])}
                 out = subprocess.run([sys.executable, __file__, "--offline-only", "--scope-size", str(scope_size),
-                                      "--adds", str(adds)], env=env, check=True, capture_output=True, text=True)
+                                      "--adds", str(adds), *(["--speaker", speaker] if speaker else [])],
+                                     env=env, check=True, capture_output=True, text=True)
                 runs[label].append(json.loads(out.stdout))
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], capture_output=True)
@@ -172,7 +178,7 @@ def compare(revision: str, rounds: int, scope_size: int, adds: int) -> dict:
         return {"add_ms_p50": p50, "add_ms_p95": p95, "runs": runs[label]}
 
     base, current = summary("base"), summary("current")
-    return {"base_revision": revision, "rounds": rounds, "base": base, "current": current,
+    return {"base_revision": revision, "rounds": rounds, "speaker": speaker, "base": base, "current": current,
             "ratio_p50": round(current["add_ms_p50"] / base["add_ms_p50"], 3),
             "ratio_p95": round(current["add_ms_p95"] / base["add_ms_p95"], 3)}
 
@@ -184,11 +190,12 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--compare", metavar="REV", help="A/B: offline add under git revision REV vs the current code")
     parser.add_argument("--rounds", type=int, default=2, help="with --compare: runs of each side, alternating")
+    parser.add_argument("--speaker", help="the memories and messages are this named person's")
     parser.add_argument("--offline-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compare:
         report = {"date": time.strftime("%Y-%m-%d"), "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()},
-                  "compare": compare(args.compare, args.rounds, args.scope_size, args.adds)}
+                  "compare": compare(args.compare, args.rounds, args.scope_size, args.adds, args.speaker)}
         text = json.dumps(report, indent=2, ensure_ascii=False)
         print(text)
         if args.out:
@@ -196,12 +203,12 @@ def main() -> None:
         return
     embedder = LocalEmbedder()
     if args.offline_only:
-        print(json.dumps(offline(args.scope_size, args.adds, embedder)))
+        print(json.dumps(offline(args.scope_size, args.adds, embedder, args.speaker)))
         return
     report = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "offline": offline(args.scope_size, args.adds, embedder),
+        "offline": offline(args.scope_size, args.adds, embedder, args.speaker),
         "llm": llm_calls(embedder, 20),
     }
     text = json.dumps(report, indent=2, ensure_ascii=False)

@@ -55,6 +55,11 @@ def mem0_alias(value: Any, mem0_value: Any, name: str, mem0_name: str) -> Any:
     return mem0_value
 
 
+#: with labelled vectors, formation reads this many times ``formation.top_k`` candidates per fact
+#: before choosing its ``top_k`` by the unlabelled text (keeps the candidates of unlabelled formation)
+SAID_POOL = 2
+
+
 class Memory:
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
@@ -188,9 +193,13 @@ class Memory:
             counterparts = speakers.counterpart_filter(facts) if known else None
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
                                 *([counterparts] if counterparts else []))
-            memories, similarity = self.store.similar(vectors, where, self.config.formation.top_k)
+            top_k = self.config.formation.top_k
             if any(self._labelled(f.text, f.actor_id, metadata) for f in facts):
-                similarity = self._said_similarity(facts, memories)
+                # the labelled vectors find a wider pool; what the texts say picks each fact's top_k
+                memories, _ = self.store.similar(vectors, where, top_k * SAID_POOL)
+                memories, similarity = self._said_candidates(facts, memories, top_k)
+            else:
+                memories, similarity = self.store.similar(vectors, where, top_k)
             candidates = Candidates(memories, similarity)
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
@@ -221,13 +230,18 @@ class Memory:
         return self.embeddings.documents([memory_text.embedding_text(t, metadata, None, settings, a)
                                           for t, a in zip(texts, actors)])
 
-    def _said_similarity(self, facts: Sequence[Any], memories: Sequence[MemoryRecord]) -> np.ndarray:
-        """Fact × memory cosine of what they say, without who said it: reconciliation compares
-        statements (the candidates were found with the stored, labelled vectors)."""
-        if not memories:
-            return np.zeros((len(facts), 0), dtype=np.float32)
-        said = self.embeddings.documents([f.text for f in facts] + [m.text for m in memories])
-        return said[:len(facts)] @ said[len(facts):].T
+    def _said_candidates(self, facts: Sequence[Any], pool: Sequence[MemoryRecord],
+                         top_k: int) -> tuple[list[MemoryRecord], np.ndarray]:
+        """Each fact's ``top_k`` of ``pool`` by the cosine of what they say, without who said it, and
+        the fact × memory matrix over their union: reconciliation compares statements (its
+        thresholds are those of unlabelled text), whatever the stored vectors carry."""
+        if not pool:
+            return [], np.zeros((len(facts), 0), dtype=np.float32)
+        said = self.embeddings.statements([f.text for f in facts] + [m.text for m in pool])
+        similarity = said[:len(facts)] @ said[len(facts):].T
+        chosen = dict.fromkeys(int(j) for row in similarity for j in np.argsort(-row, kind="stable")[:top_k])
+        columns = list(chosen)
+        return [pool[j] for j in columns], similarity[:, columns]
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:

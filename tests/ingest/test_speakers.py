@@ -2,6 +2,7 @@
 to who stated it, and a speaker's facts are reconciled only with that speaker's memories and those
 said by no one in particular."""
 
+import numpy as np
 import pytest
 
 from memlane import Memory
@@ -45,7 +46,8 @@ def test_counterparts_are_the_speakers_and_the_unattributed():
 
 
 def _active(memory, scope="chat"):
-    return sorted((h["memory"], h["actor_id"]) for h in memory.get_all(user_id=scope)["results"])
+    return sorted(((h["memory"], h.get("actor_id")) for h in memory.get_all(user_id=scope)["results"]),
+                  key=lambda pair: (pair[0], pair[1] or ""))
 
 
 def test_another_speakers_identical_fact_is_stored(model_memory):
@@ -136,3 +138,29 @@ def test_merging_near_duplicates_keeps_two_speakers_apart(tmp_path, hashing_embe
         report = m.merge_similar_memories(user_id="chat", threshold=0.9)
         assert [len(r["merged"]) for r in report["results"]] == [1]  # Alice's two, not Bob's
         assert sorted(h["actor_id"] for h in m.get_all(user_id="chat")["results"]) == ["Alice", "Bob"]
+
+
+def test_speakers_are_kept_apart_on_both_backends(backend, hashing_embedder):
+    """The counterpart filter (the speaker's memories or nobody's) and the labelled vectors in SQL."""
+    with Memory(backend(), embedder=hashing_embedder) as m:
+        m.add("I live in Oslo.", user_id="chat")  # nobody's
+        m.add([{"role": "user", "name": "Alice", "content": "I like green tea."}], user_id="chat")
+        bob = m.add([{"role": "user", "name": "Bob", "content": "I like green tea."}], user_id="chat")
+        assert [r["event"] for r in bob["results"]] == ["ADD"]  # not Alice's
+        oslo = m.add([{"role": "user", "name": "Bob", "content": "I live in Oslo."}], user_id="chat")
+        assert oslo["unchanged"] and not oslo["results"]  # nobody's memory already says it
+        forgot = m.add([{"role": "user", "name": "Bob", "content": "Please forget that I like green tea."}],
+                       user_id="chat")
+        assert [r["event"] for r in forgot["results"]] == ["DELETE"]
+        assert _active(m) == [("User likes green tea", "Alice"), ("User lives in Oslo", None)]
+
+
+def test_statement_vectors_are_cached_and_equal_fresh_ones(hashing_embedder):
+    from memlane.embeddings import Embeddings
+
+    embeddings = Embeddings(hashing_embedder, 2)
+    first = embeddings.statements(["a b", "c d", "a b"])
+    assert np.allclose(first, embeddings.documents(["a b", "c d", "a b"]))
+    again = embeddings.statements(["c d", "e f"])  # "c d" from the cache, "e f" embedded
+    assert np.allclose(again, embeddings.documents(["c d", "e f"]))
+    assert embeddings._statements.hits == 1 and embeddings.statements([]).shape == (0, hashing_embedder.dims)

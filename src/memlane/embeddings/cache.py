@@ -67,6 +67,7 @@ class Embeddings:
         self.dims = int(embedder.dims)
         self._queries = _LRU(cache_size)
         self._query_tokens = _LRU(cache_size)
+        self._statements = _LRU(cache_size)
 
     @property
     def has_tokens(self) -> bool:
@@ -82,6 +83,18 @@ class Embeddings:
         sentences, tokens = self.embedder.embed_with_tokens(list(texts))
         matrix = unit_rows(sentences, len(texts), self.dims, self.name)
         return matrix, [pool_tokens(t, max_tokens) for t in tokens]
+
+    def statements(self, texts: Sequence[str]) -> np.ndarray:
+        """Document vectors of bare texts (formation compares what facts and memories say, without
+        who said them); a text seen lately comes from an LRU cache, the rest in one batch."""
+        found = [self._statements.get(t) for t in texts]
+        missing = sorted({t for t, v in zip(texts, found) if v is None})
+        if missing:
+            fresh = dict(zip(missing, (_frozen(row.copy()) for row in self.documents(missing))))
+            for text, vector in fresh.items():
+                self._statements.put(text, vector)
+            found = [fresh[t] if v is None else v for t, v in zip(texts, found)]
+        return np.stack(found) if found else np.empty((0, self.dims), dtype=np.float32)
 
     def query(self, text: str) -> np.ndarray:
         """A read-only unit vector; repeated query texts come from the cache."""
