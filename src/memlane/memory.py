@@ -24,11 +24,12 @@ from memlane.embeddings import Embedder, Embeddings, create_embedder, memory_tex
 from memlane.core.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
 from memlane.core.ids import new_id
+from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import create_engine, offline_extract, speakers
 from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import EXPIRED, Context, plan
 from memlane.ingest.report import skipped_messages
-from memlane.ingest.types import Candidates, Engine, FormationFailed
+from memlane.ingest.types import Engine, FormationFailed
 from memlane.maintenance import plans as maintenance
 from memlane.maintenance.similar import groups, similar_pairs
 from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
@@ -53,11 +54,6 @@ def mem0_alias(value: Any, mem0_value: Any, name: str, mem0_name: str) -> Any:
     if value is not None:
         raise InvalidInputError(f"give {name} or {mem0_name} (mem0's name for it), not both", field=mem0_name)
     return mem0_value
-
-
-#: with labelled vectors, formation reads this many times ``formation.top_k`` candidates per fact
-#: before choosing its ``top_k`` by the unlabelled text (keeps the candidates of unlabelled formation)
-SAID_POOL = 2
 
 
 class Memory:
@@ -189,18 +185,15 @@ class Memory:
                 return outcome
             speaker = next((m for m in received if m.role == "user"), received[0])
             known = speakers.attribute(facts, received, explicit=promoted.get("actor_id"), default=speaker.name)
-            vectors = self._memory_vectors([f.text for f in facts], [f.actor_id for f in facts], metadata)
+            settings = self.config.retrieval
+            stored_as = [memory_text.embedding_text(f.text, metadata, None, settings, f.actor_id) for f in facts]
+            vectors = self.embeddings.documents(stored_as)
             counterparts = speakers.counterpart_filter(facts) if known else None
             where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
                                 *([counterparts] if counterparts else []))
-            top_k = self.config.formation.top_k
-            if any(self._labelled(f.text, f.actor_id, metadata) for f in facts):
-                # the labelled vectors find a wider pool; what the texts say picks each fact's top_k
-                memories, _ = self.store.similar(vectors, where, top_k * SAID_POOL)
-                memories, similarity = self._said_candidates(facts, memories, top_k)
-            else:
-                memories, similarity = self.store.similar(vectors, where, top_k)
-            candidates = Candidates(memories, similarity)
+            candidates = formation_candidates.find(self.store, self.embeddings, facts, vectors, where,
+                                                   self.config.formation.top_k,
+                                                   labelled=stored_as != [f.text for f in facts])
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
             if graph.graph:
@@ -210,7 +203,8 @@ class Memory:
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type, expires=expires)
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
-                            lambda texts, actors: self._memory_vectors(texts, actors, metadata))
+                            lambda texts, actors: memory_text.memory_vectors(self.embeddings, texts, actors, metadata,
+                                                                             self.config.retrieval))
         outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,
@@ -218,30 +212,6 @@ class Memory:
         if outcome_plan.ignored:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
-
-    def _labelled(self, text: str, actor: str | None, metadata: Mapping[str, Any]) -> bool:
-        return memory_text.embedding_text(text, metadata, None, self.config.retrieval, actor) != text
-
-    def _memory_vectors(self, texts: Sequence[str], actors: Sequence[str | None],
-                        metadata: Mapping[str, Any]) -> np.ndarray:
-        """Vectors of memories as stored: each text with its speaker and metadata values as
-        ``retrieval.embed_actor`` / ``embed_metadata`` say (``embeddings/memory_text.py``)."""
-        settings = self.config.retrieval
-        return self.embeddings.documents([memory_text.embedding_text(t, metadata, None, settings, a)
-                                          for t, a in zip(texts, actors)])
-
-    def _said_candidates(self, facts: Sequence[Any], pool: Sequence[MemoryRecord],
-                         top_k: int) -> tuple[list[MemoryRecord], np.ndarray]:
-        """Each fact's ``top_k`` of ``pool`` by the cosine of what they say, without who said it, and
-        the fact × memory matrix over their union: reconciliation compares statements (its
-        thresholds are those of unlabelled text), whatever the stored vectors carry."""
-        if not pool:
-            return [], np.zeros((len(facts), 0), dtype=np.float32)
-        said = self.embeddings.statements([f.text for f in facts] + [m.text for m in pool])
-        similarity = said[:len(facts)] @ said[len(facts):].T
-        chosen = dict.fromkeys(int(j) for row in similarity for j in np.argsort(-row, kind="stable")[:top_k])
-        columns = list(chosen)
-        return [pool[j] for j in columns], similarity[:, columns]
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
@@ -628,6 +598,7 @@ class Memory:
         settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         embeddings = Embeddings(embedder or create_embedder(settings.embedder), 0)
         store = create_store(settings, embeddings.dims, tenant)
+
         def embed(items: list[ReembedItem]) -> np.ndarray:  # each memory the way it is embedded when stored
             return embeddings.documents([memory_text.embedding_text(i.text, i.metadata, None, settings.retrieval,
                                                                     i.actor_id) for i in items])

@@ -164,3 +164,17 @@ def test_statement_vectors_are_cached_and_equal_fresh_ones(hashing_embedder):
     again = embeddings.statements(["c d", "e f"])  # "c d" from the cache, "e f" embedded
     assert np.allclose(again, embeddings.documents(["c d", "e f"]))
     assert embeddings._statements.hits == 1 and embeddings.statements([]).shape == (0, hashing_embedder.dims)
+
+
+def test_labelled_candidates_are_chosen_by_what_the_texts_say(hashing_embedder):
+    from memlane.core.models import MemoryRecord
+    from memlane.embeddings import Embeddings
+    from memlane.ingest.candidates import said_candidates
+
+    pool = [MemoryRecord(id=str(n), text=text, hash="", created_at="", updated_at="")
+            for n, text in enumerate(["User lives in Oslo", "User likes green tea", "User likes black coffee"])]
+    facts = [Fact("User likes green tea"), Fact("User lives in Oslo")]
+    found = said_candidates(Embeddings(hashing_embedder), facts, pool, top_k=1)
+    assert [m.text for m in found.memories] == ["User likes green tea", "User lives in Oslo"]  # each fact's best
+    assert found.similarity.shape == (2, 2) and np.allclose(np.diag(found.similarity), 1.0, atol=1e-5)
+    assert said_candidates(Embeddings(hashing_embedder), facts, [], top_k=1).similarity.shape == (2, 0)

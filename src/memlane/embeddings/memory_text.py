@@ -3,8 +3,10 @@ insert path and the reranker's write-back, so both describe a memory the same wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from memlane.core.config import RetrievalConfig
 
@@ -29,3 +31,10 @@ def token_text(text: str, settings: RetrievalConfig, actor: str | None = None) -
     """A memory's token-vector text (late interaction): its own words, after who said them
     (``embed_actor``), so a query naming the speaker meets the name in both representations."""
     return f"{actor}: {text}" if actor and settings.embed_actor else text
+
+
+def memory_vectors(embeddings: Any, texts: Sequence[str], actors: Sequence[str | None],
+                   metadata: Mapping[str, Any], settings: RetrievalConfig) -> np.ndarray:
+    """Vectors of memories as they are stored (``embedding_text`` without context): the one rule of
+    formation, ``update``, merges and ``reembed`` (``embeddings``: an ``Embeddings``)."""
+    return embeddings.documents([embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)])
