@@ -203,8 +203,8 @@ class Memory:
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=memory_type, expires=expires)
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
-                            lambda texts, actors: memory_text.memory_vectors(self.embeddings, texts, actors, metadata,
-                                                                             self.config.retrieval))
+                            lambda texts, actors: self.embeddings.documents(
+                                [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))
         outcome_plan.changes.graph = graph.graph
         self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,

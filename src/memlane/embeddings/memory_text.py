@@ -1,12 +1,11 @@
-"""The text a memory is embedded as, for its vector and for its token vectors: one rule for the
-insert path and the reranker's write-back, so both describe a memory the same way."""
+"""The text a memory is embedded as, for its vector and for its token vectors: one rule for every
+path that embeds a memory (insert, formation, update, merges, reembed) and for the reranker's
+write-back, so all of them describe a memory the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
 
 from memlane.core.config import RetrievalConfig
 
@@ -32,9 +31,3 @@ def token_text(text: str, settings: RetrievalConfig, actor: str | None = None) -
     (``embed_actor``), so a query naming the speaker meets the name in both representations."""
     return f"{actor}: {text}" if actor and settings.embed_actor else text
 
-
-def memory_vectors(embeddings: Any, texts: Sequence[str], actors: Sequence[str | None],
-                   metadata: Mapping[str, Any], settings: RetrievalConfig) -> np.ndarray:
-    """Vectors of memories as they are stored (``embedding_text`` without context): the one rule of
-    formation, ``update``, merges and ``reembed`` (``embeddings``: an ``Embeddings``)."""
-    return embeddings.documents([embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)])
