@@ -35,6 +35,7 @@ from memlane.maintenance.similar import groups, similar_pairs
 from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
+from memlane.core.changes import Expiry
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
 from memlane.store.base import ReembedItem
 
@@ -253,6 +254,15 @@ class Memory:
         if after != before:  # what the vector says changed: the text, or an embedded metadata value
             change.vector = self.embeddings.documents([after])[0]
         self.store.apply(ChangeSet(updates=[change]))
+        return self._get_record(memory_id).to_item()
+
+    def set_expiration(self, memory_id: str, expiration_date: str | date | datetime | None) -> dict[str, Any]:
+        """When the memory stops being valid: a future date or datetime (as ``add(expiration_date=)``), or
+        None for never; returns the memory. A memory that has expired is valid again until then; one that
+        was invalidated (contradicted, retracted, merged) is not, and raises ``MemoryNotFoundError`` like
+        an unknown id. No history row is written: the expiry is not part of what the memory says."""
+        memory_id = validation.identifier(memory_id, "memory_id", required=True)
+        self.store.apply(ChangeSet(expiries=[Expiry(memory_id, validation.expiration(expiration_date))]))
         return self._get_record(memory_id).to_item()
 
     def delete(self, memory_id: str) -> dict[str, str]:
@@ -662,6 +672,7 @@ class AsyncMemory:
     get_all = _offload("get_all")
     search = _offload("search")
     update = _offload("update")
+    set_expiration = _offload("set_expiration")
     delete = _offload("delete")
     delete_all = _offload("delete_all")
     history = _offload("history")

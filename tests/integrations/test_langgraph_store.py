@@ -10,12 +10,15 @@ local model, plus what memlane adds: every item is a memory in its user's scope.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from memlane import AsyncMemory, Memory
-from memlane.core.errors import FilterError, InvalidInputError
+from memlane.core import timeutil
+from memlane.core.changes import Expiry
+from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
 from memlane.integrations.langgraph_store import MemlaneStore, NamespaceLayout, item_id
 from memlane.store.base import ChangeSet, Invalidate
 
@@ -144,11 +147,14 @@ def test_a_bad_layout_is_refused(layout, message):
         NamespaceLayout(**layout)
 
 
-def test_unsupported_and_bad_input_raise_clear_errors(store, memory):
-    with pytest.raises(NotImplementedError, match="TTL is not supported by MemlaneStore"):
-        store.put(("alice",), "k", {"text": "x"}, ttl=5)
-    with pytest.raises(NotImplementedError, match="no ttl"):
-        store.batch([PutOp(("alice",), "k", {"text": "x"}, ttl=5)])
+@pytest.mark.parametrize("ttl", [0, -1, float("inf"), "5", True])
+def test_a_ttl_that_is_not_a_positive_number_is_refused(store, memory, ttl):
+    with pytest.raises(InvalidInputError, match="ttl is a positive number of minutes"):
+        store.batch([PutOp(("alice",), "k", {"text": "x"}, ttl=ttl)])
+    assert memory.get_all(filters={"user_id": "*"}, include_invalid=True)["results"] == []
+
+
+def test_bad_input_raises_clear_errors(store, memory):
     with pytest.raises(InvalidNamespaceError, match="periods"):
         store.batch([GetOp(("a.b",), "k")])  # ops given to batch directly are checked too
     with pytest.raises(FilterError, match=r"unknown operator '\$in'"):
@@ -308,6 +314,93 @@ def test_an_item_that_formation_invalidated_reads_as_deleted(store, memory):
     store.put(("alice",), "k", {"text": "x"})
     memory.store.apply(ChangeSet(invalidations=[Invalidate(id=item_id(("alice",), "k"), reason="contradicted")]))
     assert store.get(("alice",), "k") is None
+
+
+def test_a_put_of_a_key_formation_invalidated_stores_the_new_value(store, memory):
+    store.put(("alice",), "k", {"text": "old"})
+    memory.store.apply(ChangeSet(invalidations=[Invalidate(id=item_id(("alice",), "k"), reason="contradicted")]))
+    store.put(("alice",), "k", {"text": "new"})
+    assert store.get(("alice",), "k").value == {"text": "new"}
+    events = [e["event"] for e in memory.history(item_id(("alice",), "k"))]
+    assert events == ["ADD", "DELETE", "DELETE", "ADD"]  # invalidated, deleted, stored anew: all kept
+
+
+# -- ttl -------------------------------------------------------------------------------------------
+
+
+def expiry(memory, namespace, key):
+    """When the item's memory expires (None: never), as a datetime."""
+    found = memory.get(item_id(namespace, key))
+    return datetime.fromisoformat(found["valid_to"]) if found.get("valid_to") else None
+
+
+def lapse(memory, namespace, key):
+    """Make the item's ttl run out now, as time passing would."""
+    memory.store.apply(ChangeSet(expiries=[Expiry(item_id(namespace, key), timeutil.now_iso())]))
+
+
+def test_a_ttl_is_the_memory_expiry_and_a_lapsed_item_reads_as_deleted(store, memory):
+    before = datetime.now(timezone.utc)
+    store.put(("alice",), "k", {"text": "Alice is in Lisbon this week"}, ttl=30)
+    found = memory.get(item_id(("alice",), "k"))
+    assert found["invalid_reason"] == "expired"
+    assert before + timedelta(minutes=30) <= expiry(memory, ("alice",), "k") <= datetime.now(timezone.utc) + timedelta(minutes=30)
+    assert store.get(("alice",), "k").value == {"text": "Alice is in Lisbon this week"}
+    lapse(memory, ("alice",), "k")
+    assert store.get(("alice",), "k") is None
+    assert store.search(("alice",)) == [] and store.search(("alice",), query="where is Alice?") == []
+    kept = memory.get_all(user_id="alice", include_invalid=True)["results"]
+    assert [m["metadata"]["langgraph"]["value"] for m in kept] == [{"text": "Alice is in Lisbon this week"}]  # kept
+
+
+@pytest.mark.parametrize("read", ["get", "search", "query"])
+def test_reading_an_item_pushes_its_expiry_back_unless_told_not_to(store, memory, read):
+    store.put(("alice",), "k", {"text": "Alice is in Lisbon this week"}, ttl=1)
+    store.put(("alice",), "forever", {"text": "Alice was born in Porto"})
+    first = expiry(memory, ("alice",), "k")
+
+    def reads(refresh):
+        if read == "get":
+            return [store.get(("alice",), "k", refresh_ttl=refresh)]
+        return store.search(("alice",), query="Lisbon" if read == "query" else None, refresh_ttl=refresh)
+
+    assert "k" in keys(reads(False))
+    assert expiry(memory, ("alice",), "k") == first
+    assert "k" in keys(reads(True))
+    assert expiry(memory, ("alice",), "k") > first
+    assert expiry(memory, ("alice",), "forever") is None  # an item without a ttl keeps none
+    assert [e["event"] for e in memory.history(item_id(("alice",), "k"))] == ["ADD"]  # no history row per read
+
+
+def test_the_store_ttl_config_gives_defaults(memory):
+    store = MemlaneStore(memory, ttl={"default_ttl": 60, "refresh_on_read": False})
+    store.put(("alice",), "k", {"text": "x"})
+    first = expiry(memory, ("alice",), "k")
+    assert first is not None and first > datetime.now(timezone.utc) + timedelta(minutes=59)
+    store.get(("alice",), "k")
+    assert expiry(memory, ("alice",), "k") == first
+    store.put(("alice",), "k", {"text": "y"}, ttl=None)  # None: no expiry, whatever the default
+    assert expiry(memory, ("alice",), "k") is None and store.get(("alice",), "k").value == {"text": "y"}
+
+
+def test_a_put_after_the_ttl_ran_out_stores_the_item_again(store, memory):
+    store.put(("alice",), "k", {"text": "old"}, ttl=5)
+    lapse(memory, ("alice",), "k")
+    store.put(("alice",), "k", {"text": "new"})
+    assert store.get(("alice",), "k").value == {"text": "new"}
+    assert expiry(memory, ("alice",), "k") is None
+    assert [e["event"] for e in memory.history(item_id(("alice",), "k"))] == ["ADD", "UPDATE"]
+
+
+def test_set_expiration_does_not_bring_back_an_invalidated_memory(store, memory):
+    store.put(("alice",), "k", {"text": "x"})
+    memory_id = item_id(("alice",), "k")
+    memory.store.apply(ChangeSet(invalidations=[Invalidate(id=memory_id, reason="contradicted")]))
+    with pytest.raises(MemoryNotFoundError):
+        memory.set_expiration(memory_id, None)
+    with pytest.raises(InvalidInputError, match="not in the future"):
+        memory.set_expiration(memory_id, "2020-01-01")
+    assert memory.get(memory_id)["invalid_reason"] == "contradicted"
 
 
 # -- async -----------------------------------------------------------------------------------------

@@ -50,6 +50,21 @@ class Invalidate:
     event: str = "DELETE"
 
 
+#: the ``invalid_reason`` of a memory whose ``valid_to`` was set ahead of time (an expiry, a TTL)
+EXPIRED = "expired"
+
+
+@dataclass(slots=True)
+class Expiry:
+    """Set when a memory stops being valid (``valid_to``, reason ``EXPIRED``), or clear it (None: valid
+    until changed), for a memory that is valid or has expired; one that was invalidated otherwise
+    (contradicted, retracted, merged) is not brought back. No history row: when a memory lapses is not a
+    change of what it says (a LangGraph TTL is pushed back on every read)."""
+
+    id: str
+    valid_to: str | None
+
+
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one public call writes. ``keys`` are idempotency keys recorded in
@@ -58,6 +73,7 @@ class ChangeSet:
     inserts: list[MemoryRecord] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
     invalidations: list[Invalidate] = field(default_factory=list)
+    expiries: list[Expiry] = field(default_factory=list)
     deletes: list[Delete] = field(default_factory=list)
     messages: list[MessageRecord] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)

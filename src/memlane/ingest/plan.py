@@ -16,11 +16,10 @@ import numpy as np
 from memlane.core.ids import new_id
 from memlane.ingest.types import Candidates, Decision, Fact
 from memlane.core.models import MemoryRecord
-from memlane.core.changes import ChangeSet, Invalidate, Update
+from memlane.core.changes import EXPIRED, ChangeSet, Invalidate, Update
 
 
 #: the ``invalid_reason`` of a memory added with an expiration date (valid until its ``valid_to``)
-EXPIRED = "expired"
 
 
 @dataclass

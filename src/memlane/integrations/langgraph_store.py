@@ -26,9 +26,17 @@ and is found by ``Memory.search``:
   ``filter`` matches the value (``{"tag": "a"}``, ``{"score": {"$gte": 3}}``);
   without a query, items come newest first with ``score=None``.
 
-Unsupported: ``ttl`` (memlane keeps memories until deleted; a ttl raises
-``NotImplementedError``). A memory that memlane's formation invalidated is
-treated as deleted.
+* **ttl** (minutes, ``supports_ttl``; defaults from ``ttl=TTLConfig(...)``):
+  the memory's expiry (``valid_to``, reason ``expired``), as
+  ``add(expiration_date=)`` sets it. An item past it reads as deleted; a get or
+  search with ``refresh_ttl`` (LangGraph's default: ``refresh_on_read``) pushes
+  it back to now + ttl without a history row; a put sets it anew (``ttl=None``:
+  no expiry). An expired memory is not erased: it stays in memlane's history and
+  ``include_invalid`` reads, as every invalid memory does, so no sweep is needed
+  and ``sweep_interval_minutes`` is not used.
+
+A memory that memlane's formation invalidated is treated as deleted; a put of
+its key deletes it (history kept) and stores the new value.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
 from langgraph.store.base import (
@@ -51,12 +59,14 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     validate_op_namespace,
 )
 from langgraph.store.base.embed import get_text_at_path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlane.core import timeutil, validation
+from memlane.core.changes import EXPIRED
 from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
 from memlane.core.filters import SCOPE_COLUMNS
 from memlane.memory import AsyncMemory, Memory, NewMemory
@@ -155,12 +165,16 @@ class MemlaneStore(BaseStore):
     ``memory``: a ``Memory`` or ``AsyncMemory`` (default: ``Memory()``, the local store).
     ``layout``: which namespace labels are user / agent / run ids.
     ``fields``: the value paths embedded for natural-language search when ``put`` names none.
+    ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl`` minutes for a put that names none,
+    ``refresh_on_read``).
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(self, memory: Memory | AsyncMemory | None = None, *,
-                 layout: NamespaceLayout | Mapping[str, Any] | None = None, fields: Iterable[str] = ("$",)):
+                 layout: NamespaceLayout | Mapping[str, Any] | None = None, fields: Iterable[str] = ("$",),
+                 ttl: TTLConfig | None = None):
+        self.ttl_config = ttl
         self.memory = memory.sync if isinstance(memory, AsyncMemory) else (memory or Memory())
         self.layout = layout if isinstance(layout, NamespaceLayout) else NamespaceLayout(**(layout or {}))
         self.fields = list(fields)
@@ -195,7 +209,21 @@ class MemlaneStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         found = self.memory.get(item_id(op.namespace, op.key))
-        return _item(found) if found is not None and _is_item(found) else None
+        if found is None or not _is_item(found):
+            return None
+        if op.refresh_ttl:
+            self._refresh([found])
+        return _item(found)
+
+    def _refresh(self, found: list[dict[str, Any]]) -> None:
+        """Push the expiry of the items read that have a ttl back to now + ttl (LangGraph's refresh on read)."""
+        for memory in found:
+            ttl = memory["metadata"][METADATA_KEY].get("ttl")
+            if ttl is not None:
+                try:
+                    self.memory.set_expiration(memory["id"], _expiry(ttl))
+                except MemoryNotFoundError:
+                    pass  # invalidated or deleted since it was read: nothing to keep alive
 
     def _put(self, op: PutOp) -> None:
         memory_id = item_id(op.namespace, op.key)
@@ -205,9 +233,10 @@ class MemlaneStore(BaseStore):
             except MemoryNotFoundError:
                 pass  # deleting what is not there is a no-op, as in every LangGraph store
             return None
-        if op.ttl is not None:
-            raise NotImplementedError(f"{type(self).__name__} keeps items until they are deleted; it has no ttl "
-                                      f"(got ttl={op.ttl!r}); put the item with ttl=None")
+        if op.ttl is not None and (isinstance(op.ttl, bool) or not isinstance(op.ttl, (int, float))
+                                   or not 0 < op.ttl < float("inf")):
+            raise InvalidInputError(f"ttl is a positive number of minutes (or None: no expiry), got {op.ttl!r}",
+                                    field="ttl")
         if not isinstance(op.value, Mapping):
             raise InvalidInputError(f"a LangGraph item value is a dict, got {type(op.value).__name__}", field="value")
         scope = self.layout.scope(op.namespace)
@@ -220,16 +249,25 @@ class MemlaneStore(BaseStore):
         text, indexed = self._text(value, op.index)
         limits = self.memory.limits
         text = validation.text(text, "value", limits)
+        kept = {"namespace": list(op.namespace), "labels": {str(i): label for i, label in enumerate(op.namespace)},
+                "key": op.key, "value": value, "indexed": indexed}
+        if op.ttl is not None:
+            kept["ttl"] = op.ttl
         try:
-            metadata, _ = validation.metadata({METADATA_KEY: {
-                "namespace": list(op.namespace), "labels": {str(i): label for i, label in enumerate(op.namespace)},
-                "key": op.key, "value": value, "indexed": indexed}}, limits)
+            metadata, _ = validation.metadata({METADATA_KEY: kept}, limits)
         except InvalidInputError as exc:  # the value is kept in the memory's metadata: say so
             raise InvalidInputError(f"the value of item {op.key!r} cannot be stored: {exc}", field="value") from None
-        if self.memory.get(memory_id) is not None:
+        expires = None if op.ttl is None else _expiry(op.ttl)
+        current = self.memory.get(memory_id)
+        if current is not None and current.get("invalid_reason") not in (None, EXPIRED):
+            self.memory.delete(memory_id)  # invalidated by formation: the item was deleted; its key is free
+            current = None
+        if current is not None:
+            self.memory.set_expiration(memory_id, expires)  # first: a failed update leaves the old value alive
             self.memory.update(memory_id, text=text, metadata=metadata)
         else:
-            self.memory.insert([NewMemory(text=text, metadata=metadata, id=memory_id, **scope)])
+            self.memory.insert([NewMemory(text=text, metadata=metadata, id=memory_id, valid_to=expires,
+                                          invalid_reason=EXPIRED if expires else None, **scope)])
         return None
 
     def _text(self, value: dict[str, Any], index: Any) -> tuple[str, bool]:
@@ -249,10 +287,12 @@ class MemlaneStore(BaseStore):
         wanted = op.offset + op.limit
         if op.query:
             where[f"{METADATA_KEY}.indexed"] = True
-            found = self.memory.search(op.query, filters=where, limit=wanted)["results"]
-            return [_item(m, score=m["score"]) for m in found[op.offset:]]
-        found = self.memory.get_all(filters=where, limit=wanted)["results"]
-        return [_item(m, score=None) for m in found[op.offset:]]
+            found = self.memory.search(op.query, filters=where, limit=wanted)["results"][op.offset:]
+        else:
+            found = self.memory.get_all(filters=where, limit=wanted)["results"][op.offset:]
+        if op.refresh_ttl:
+            self._refresh(found)
+        return [_item(m, score=m["score"] if op.query else None) for m in found]
 
     def _where(self, prefix: tuple[str, ...]) -> dict[str, Any]:
         """memlane filters for the items under a namespace prefix (``"*"`` labels match any label)."""
@@ -288,6 +328,11 @@ class MemlaneStore(BaseStore):
             if len(page) < page_size or not fresh:
                 return
             before = page[-1]["created_at"]
+
+
+def _expiry(ttl: float) -> str:
+    """The moment ``ttl`` minutes from now, as memlane stores it."""
+    return timeutil.canonical(datetime.now(timezone.utc) + timedelta(minutes=ttl))
 
 
 def _is_item(memory: Mapping[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from memlane.core import timeutil
 from memlane.core.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
+from memlane.core.changes import EXPIRED, Expiry
 from memlane.store.base import ChangeSet, Invalidate, ReembedItem, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
@@ -181,6 +182,8 @@ class SqlMemoryStore(SqlGraph):
                 self._update(con, update)
             if changes.invalidations:
                 self._invalidate(con, changes.invalidations)
+            for expiry in changes.expiries:
+                self._expire(con, expiry)
             for delete in changes.deletes:
                 self._delete(con, delete.id, delete.actor_id, delete.role)
             if changes.keys:
@@ -242,6 +245,15 @@ class SqlMemoryStore(SqlGraph):
         con.cursor().executemany(self._sql(HISTORY_INSERT), [
             self._history_row(inv.id, inv.event, found[inv.id][1], None, now, inv.actor_id, inv.role,
                               found[inv.id][2:5], inv.reason) for inv in invalidations])
+
+    def _expire(self, con: Con, e: Expiry) -> None:
+        """Set or clear ``e.id``'s expiry (``Expiry``); ``MemoryNotFoundError`` if it is unknown or was
+        invalidated for another reason than expiring."""
+        changed = con.execute(self._sql("UPDATE {memories} SET valid_to = %s, invalid_reason = %s WHERE {tenant}id = %s"
+                                        " AND (invalid_reason IS NULL OR invalid_reason = %s)"),
+                              (e.valid_to, EXPIRED if e.valid_to else None, *self._t(e.id), EXPIRED)).rowcount
+        if not changed:
+            raise MemoryNotFoundError(e.id)
 
     def _delete(self, con: Con, memory_id: str, actor_id: str | None, role: str | None) -> None:
         row = con.execute(self._sql("SELECT id, text, user_id, agent_id, run_id FROM {memories}"
