@@ -27,7 +27,7 @@ from memlane.core.ids import new_id
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import create_engine, offline_extract, speakers
 from memlane.ingest import records as ingest_records
-from memlane.ingest.plan import EXPIRED, Context, plan
+from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Engine, FormationFailed
 from memlane.maintenance import plans as maintenance
@@ -35,7 +35,7 @@ from memlane.maintenance.similar import groups, similar_pairs
 from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
-from memlane.core.changes import Expiry
+from memlane.core.changes import EXPIRED, Expiry
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
 from memlane.store.base import ReembedItem
 
