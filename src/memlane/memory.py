@@ -21,6 +21,7 @@ from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder, memory_text
+from memlane.embeddings import choice as embedder_choice
 from memlane.core.errors import InvalidInputError, MemoryNotFoundError
 from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
 from memlane.core.ids import new_id
@@ -36,7 +37,7 @@ from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageReco
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import ACTIVE, Searcher, validity
 from memlane.core.changes import EXPIRED, Expiry
-from memlane.store import ChangeSet, Delete, Store, Update, create_store
+from memlane.store import ChangeSet, Delete, Store, Update, check_dims, create_store
 from memlane.store.base import ReembedItem
 
 #: memories invalidated per transaction by ``cleanup_old_memories``
@@ -74,9 +75,12 @@ class Memory:
         CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
-        self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
+        self.store = store or create_store(self.config, None, tenant)
+        if embedder is None:  # a store keeps the model it was filled with unless the config names one
+            embedder = create_embedder(embedder_choice.spec_for(self.config, [self.store.bound_embedder()[0]]))
+        self.embeddings = Embeddings(embedder, self.config.query_cache_size)
+        check_dims(self.config, self.embeddings.dims)
         self.engine = engine or create_engine(self.config)
-        self.store = store or create_store(self.config, self.embeddings.dims, tenant)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         #: the search pipeline (``retrieval/searcher.py``)
         self.searcher = Searcher(self.config, self.embeddings, self.store)

@@ -233,7 +233,9 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector_store: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="sqlite"))
-    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="local"))
+    #: the embedding model; unset: a store keeps the model it was filled with, a new store gets
+    #: multilingual-e5-small (``embeddings/choice.py``)
+    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="multilingual-e5-small"))
     #: The LLM of memory formation. Without one, the offline engine forms memories.
     llm: Optional[ProviderSpec] = None
     custom_fact_extraction_prompt: Optional[str] = None

@@ -112,7 +112,7 @@ class Embeddings:
         """The query's token vectors (late interaction); the same model pass also fills ``query``'s cache."""
         tokens = self._query_tokens.get(text)
         if tokens is None:
-            sentences, raw = self.embedder.embed_with_tokens([text])
+            sentences, raw = self.embedder.embed_with_tokens([text], "query")
             tokens = _frozen(pool_tokens(raw[0], QUERY_TOKENS))
             self._query_tokens.put(text, tokens)
             if self._queries.get(text) is None:

@@ -158,6 +158,10 @@ class SqlMemoryStore(SqlGraph):
         self._bound(dims)
         self.dims = dims
 
+    def bound_embedder(self) -> tuple[str | None, int | None]:
+        rows = self._run(lambda con: self._meta(con, ("embedder", "dims")))
+        return rows.get("embedder"), int(rows["dims"]) if rows.get("dims") else None
+
     def _dims(self) -> int:
         if self.dims is None:
             value = self._run(lambda con: self._meta(con, ("dims",)).get("dims"))

