@@ -417,6 +417,46 @@ def eval_locomo(
                   f"unmatched evidence ids: {report['unmatched_evidence']}")
 
 
+@command("multilingual", on=eval_app)
+def eval_multilingual(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="retrieval cases (JSON Lines: memories, "
+                                "queries with expected strings, a language group)"),
+    mode: str = typer.Option("all", "--mode", help="vector | default (the search without flags) | full | all"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """hit@1 and hit@3 of each language group: memories stored with add(infer=False), questions searched in
+    their scope, with the configured (default) model."""
+    from rich.table import Table
+
+    from memlane.evaluation import multilingual
+
+    modes = tuple(multilingual.MODES) if mode == "all" else (mode,)
+    if any(m not in multilingual.MODES for m in modes):
+        raise typer.BadParameter(f"one of {', '.join(multilingual.MODES)} or all", param_hint="--mode")
+    try:
+        cases = multilingual.load(file)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="FILE") from None
+    with _evaluation_memory() as memory:
+        report = multilingual.run(memory, cases, modes)
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"multilingual retrieval · {report['questions']} questions · {report['engine']}")
+    table.add_column("language")
+    for name in modes:
+        table.add_column(f"{name} hit@1 / hit@3", justify="right")
+    langs = sorted({lang for m in report["modes"].values() for lang in m["by_lang"]})
+    for lang in [*langs, "overall"]:
+        cells = []
+        for name in modes:
+            rates = report["modes"][name]["overall" if lang == "overall" else "by_lang"]
+            rates = rates if lang == "overall" else rates.get(lang, {})
+            cells.append(f"{rates.get('hit@1', 0):.2f} / {rates.get('hit@3', 0):.2f}")
+        table.add_row(lang, *cells)
+    console.print(table)
+
+
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
 
 
