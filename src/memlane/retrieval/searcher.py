@@ -121,10 +121,20 @@ class Searcher:
 
     def _standard(self, query: Query, where: flt.Node, limit: int, threshold: float | None,
                   as_of: Moment) -> list[dict[str, Any]]:
-        """The plain vector search: cosine similarity, ``score`` is the cosine."""
-        hits = self.store.search(query.vector, where, limit, threshold)
+        """The plain vector search: ``score`` is the cosine on the common scale (``Embeddings.similarity``)."""
+        hits = self.store.search(query.vector, where, limit, self.embeddings.raw_threshold(threshold))
         records = self.as_of([record for record, _ in hits], as_of)
-        return [record.to_item(score) for record, (_, score) in zip(records, hits)]
+        return [record.to_item(self.embeddings.similarity(score)) for record, (_, score) in zip(records, hits)]
+
+    def _vector_hits(self, vector: Any, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float]]:
+        """The store's nearest memories with their cosines on the common scale."""
+        return [(record, self.embeddings.similarity(cosine)) for record, cosine in
+                self.store.search(vector, where, limit, None)]
+
+    def _keyword_hits(self, query: Query, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        """The store's keyword matches: (record, BM25, cosine on the common scale)."""
+        return [(record, bm25, self.embeddings.similarity(cosine)) for record, bm25, cosine in
+                self.store.keyword_search(query, query.vector, where, limit)]
 
     def _advanced(self, trace: Trace, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
                   threshold: float | None, as_of: Moment) -> list[dict[str, Any]]:
@@ -134,15 +144,15 @@ class Searcher:
         pool = max(limit, settings.candidates)
         with trace.stage("vector", fatal=True):
             query = self.query(text, flags)
-            candidates = [Candidate(r, s, score=s) for r, s in self.store.search(query.vector, where, pool, None)]
+            candidates = [Candidate(r, s, score=s) for r, s in self._vector_hits(query.vector, where, pool)]
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                candidates, named, found = actors.join(self.store, query, where, candidates, pool)
+                candidates, named, found = actors.join(self._vector_hits, query, where, candidates, pool)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
-                hits = self.store.keyword_search(query, query.vector, where, pool)
+                hits = self._keyword_hits(query, where, pool)
                 stage["matches"] = len(hits)
                 candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
                                          method=settings.fusion, keyword_weight=settings.keyword_weight,
@@ -217,10 +227,9 @@ class Searcher:
         candidates: list[tuple[MemoryRecord, float]] = []
         for where in pools.values():
             where = flt.conjoin(where, ACTIVE)
-            candidates.extend(self.store.search(vector, where, pool, None))
+            candidates.extend(self._vector_hits(vector, where, pool))
             if keywords.text:
-                candidates.extend((record, cosine) for record, _, cosine in
-                                  self.store.keyword_search(keywords, vector, where, pool))
+                candidates.extend((record, cosine) for record, _, cosine in self._keyword_hits(keywords, where, pool))
         matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
                                       min_similarity=settings.min_similarity)
         return agent_context.group(terms, matches, max_results)
