@@ -68,12 +68,14 @@ def as_python(calibrations: Calibrations) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="multilingual-e5-small,use-multilingual")
+    parser.add_argument("--models", default="multilingual-e5-small,multilingual-e5-small:raw,use-multilingual",
+                        help="providers; ':raw' is e5 without language centres")
     options = parser.parse_args()
     rows = english_rows()
     reference = cosines(create_embedder(ProviderSpec(provider="local")), rows)
     for name in options.models.split(","):
-        embedder = create_embedder(ProviderSpec(provider=name))
+        provider, _, variant = name.partition(":")
+        embedder = create_embedder(ProviderSpec(provider=provider, config={"centre": False} if variant == "raw" else {}))
         print(f"# {embedder.name}: {len(rows)} English rows of {CORPUS.name}", file=sys.stderr)
         print(f"{name} = {as_python(fit(cosines(embedder, rows), reference))}")
 

@@ -25,8 +25,10 @@ def recognise(name: str | None) -> ProviderSpec | None:
     if name.startswith("local/all-MiniLM-L6-v2+int8_"):
         return ProviderSpec(provider="local", config={"quantize": "int8"})
     if name.startswith("e5/multilingual-e5-small-q4@"):
-        return ProviderSpec(provider="multilingual-e5-small",
-                            config={"compute": "int8"} if name.endswith("+int8") else {})
+        config: dict = {"compute": "int8"} if "+int8" in name else {}
+        if "+centred@" not in name:
+            config["centre"] = False
+        return ProviderSpec(provider="multilingual-e5-small", config=config)
     if name.startswith("use/universal-sentence-encoder-multilingual-3@"):
         return ProviderSpec(provider="use-multilingual")
     return None
