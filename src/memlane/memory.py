@@ -86,6 +86,7 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        timestamp: int | float | str | date | datetime | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -98,7 +99,11 @@ class Memory:
         messages as one memory of the agent. ``expiration_date`` (a future date or datetime, as
         mem0's) makes the memories this call adds invalid from then on: ``valid_to`` is that moment,
         ``invalid_reason`` is ``expired``, and reads check it when they run (``as_of`` before it
-        still shows them).
+        still shows them). ``timestamp`` (mem0's name: Unix seconds or ISO-8601) is when the conversation
+        was said, and a message's ``created_at`` when that message was (default: now): the messages and
+        the memories formed carry that time (``created_at``, history, ``as_of``, the timeline of a
+        search); a time in the future is refused. A fact older than the memory it would change is kept
+        as what was true before it (``valid_to``, ``superseded_by``), the newer memory left as it is.
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -107,25 +112,25 @@ class Memory:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
         """
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
-                             self.limits)
-        now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **call.ids)
-                for m in call.messages]
+                             self.limits, timestamp)
+        times = call.times(timeutil.now_iso())
+        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **call.ids)
+                for m, at in zip(call.messages, times)]
         self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
         message_ids = [m.id for m in kept]
         outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
         if call.memory_type == "procedural":
             try:
-                drafts = self.formation.procedural(call, message_ids)
+                drafts = self.formation.procedural(call, message_ids, max(times))
             except FormationFailed as exc:
                 return {**outcome, "status": "failed", "reason": str(exc)}
         elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids)
+            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids, times)
         else:
             graph = GraphChanges()
             if self.graph is not None:  # relations are written with the memories, or alone when formation fails
                 graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            changes = self.formation.form(call, message_ids, outcome, graph)
+            changes = self.formation.form(call, message_ids, outcome, graph, max(times))
             if changes is not None:
                 self.store.apply(changes)
             return outcome

