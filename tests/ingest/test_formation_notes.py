@@ -223,7 +223,7 @@ def test_the_evaluator_flags_invented_words(memory_text, source, invented):
 
 def test_rest_and_mem0_routes_report_skipped_messages(live):
     with live.client(live.key("skip-tenant")) as http:
-        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "How are you?"},
+        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "What time is it in Lisbon?"},
                                                          {"role": "user", "content": "I keep bees."}],
                                             "user_id": "ana"}).json()
         assert [r["memory"] for r in rest["results"]] == ["User keeps bees"]
