@@ -202,7 +202,7 @@ class Memory:
             return {**outcome, "status": "failed", "reason": str(exc)}
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
-                          memory_type=memory_type, expires=expires)
+                          memory_type=memory_type, expires=expires, metadata_vector=self._metadata_vector)
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
                             lambda texts, actors: self.embeddings.documents(
                                 [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))
@@ -213,6 +213,12 @@ class Memory:
         if outcome_plan.ignored:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome
+
+    def _metadata_vector(self, record: MemoryRecord, metadata: dict[str, Any]) -> Any:
+        """``record``'s vector under ``metadata``, or None when its embedded metadata is unchanged."""
+        text = memory_text.text_if_metadata_changes(record.text, record.actor_id, record.metadata, metadata,
+                                                    self.config.retrieval)
+        return None if text is None else self.embeddings.documents([text])[0]
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:

@@ -59,6 +59,8 @@ class Reading:
     statements: list[str] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: statements said as a refinement of something said before ("Specifically, …")
+    refining: set[str] = field(default_factory=set)
 
     def reason(self) -> str:
         """The message's reason for giving no fact: its sentences' reasons, most frequent first."""
@@ -128,7 +130,8 @@ _AS_A_EN = re.compile(r"^(?:as|being)\s+(?=(?:a|an)\s)|^being\s+(?=[a-z])", re.I
 _SEEKING_EN = re.compile(
     r"^(?:so\s+|and\s+|but\s+)?(?:i|i'm|i am|im|i've been|i was|i'd|i would)\s+(?:(?:just|really|also|kind of|kinda|"
     r"still|now|a bit|a little|so)\s+)*(?:wonder|wondering|curious|thinking|not sure|unsure|confused|stuck|trying to|"
-    r"looking for|need|want|would like|like to know|have a question|have a quick question|hoping|hope|can't decide|"
+    r"looking for|(?:need|want|would like|'d like|like)\s+(?:you|to know|to ask|to find|help|advice|ideas|some|a|an|"
+    r"suggestions|recommendations|tips)|have a question|have a quick question|hoping|hope|can't decide|"
     r"cannot decide|can't figure|can't choose|can't remember|forgot|was told|should|must|have to|got to|gotta)\b",
     re.I)
 _CLAUSE_EN = re.compile(r"\s*(?:[,;:]|\s[-–—]+\s)\s*")
@@ -359,6 +362,15 @@ def _forget_topic(sentence: str) -> str | None:
     return sentence
 
 
+_REFINE_EN = re.compile(r"^(?:" + "|".join(re.escape(m) for m in lexicon.REFINE_EN) + r")\b", re.I)
+
+
+def _refines(sentence: str) -> bool:
+    """Opens with a refinement marker ("Specifically, …", "To be precise, …", 具体来说…)."""
+    return bool(_REFINE_EN.match(sentence.strip())) or language.to_simplified(sentence).strip().startswith(
+        lexicon.REFINE_ZH)
+
+
 def read(message: Message, *, speaker_is_agent: bool) -> Reading:
     """Statements, requests to forget and reasons of one message, sentence by sentence."""
     reading = Reading()
@@ -390,7 +402,11 @@ def read(message: Message, *, speaker_is_agent: bool) -> Reading:
             who.notice_en(sentence)
             if reason:
                 reading.reasons.append(reason)
-        reading.statements.extend(_finish(s) for s in statements if _finish(s))
+        refines = _refines(sentence)
+        for statement in filter(None, map(_finish, statements)):
+            reading.statements.append(statement)
+            if refines:
+                reading.refining.add(statement)
     return reading
 
 
@@ -435,5 +451,6 @@ def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
             key = (message.name or "", statement.casefold())  # the same words from two speakers are two facts
             if key not in seen:
                 seen.add(key)
-                facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,)))
+                facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,),
+                                  refines=statement in reading.refining))
     return facts

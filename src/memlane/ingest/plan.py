@@ -36,6 +36,9 @@ class Context:
     memory_type: str | None = None  # forced by the caller, else the fact's own type
     #: when the memories added expire (``add(expiration_date=)``): their ``valid_to``
     expires: str | None = None
+    #: the new vector of a known memory whose metadata becomes the given one, or None when its vector
+    #: does not change (``embed_metadata``); unset: vectors are left as they are
+    metadata_vector: Callable[[MemoryRecord, dict[str, Any]], np.ndarray | None] | None = None
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Plan:
     #: facts (indices) behind a change (ADD, UPDATE, DELETE) and behind a NONE
     changed_facts: set[int] = field(default_factory=set)
     known_facts: set[int] = field(default_factory=set)
+    #: facts already known whose memory took the call's metadata
+    tagged_facts: set[int] = field(default_factory=set)
     #: a change no fact is known for (an LLM may merge facts or name none): it may come from any message
     unattributed_change: bool = False
 
@@ -108,9 +113,20 @@ def plan(
             out.changed_facts.add(d.fact)
 
     def known_already(d: Decision, old: MemoryRecord) -> None:
-        out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+        item = {"id": old.id, "memory": old.text, "event": "NONE"}
+        gained = {k: v for k, v in context.metadata.items() if k not in old.metadata or old.metadata[k] != v}
+        if gained:  # the call tags what is already known: the memory takes the tags (history records it)
+            merged = {**old.metadata, **gained}
+            out.changes.updates.append(Update(
+                id=old.id, updated_at=context.now, metadata=merged, actor_id=actor(d), role=context.role,
+                reason=f"already known; metadata merged: {', '.join(sorted(gained))}", source_message_ids=sources(d),
+                vector=context.metadata_vector(old, merged) if context.metadata_vector else None))
+            item["metadata_merged"] = gained
+        out.unchanged.append(item)
         if d.fact is not None:
             out.known_facts.add(d.fact)
+            if gained:
+                out.tagged_facts.add(d.fact)
 
     added_for_fact: dict[int, str] = {}
     for d in accepted:

@@ -70,7 +70,7 @@ PLEASANTRIES_EN = (
 _PLEASANTRY_EN = re.compile(r"(?<![\w'])(?:" + "|".join(f"(?:{p})" for p in PLEASANTRIES_EN) + r")(?![\w'])")
 #: what a segment may keep besides pleasantries and still be small talk: fillers and addressing words
 _FILLERS_EN = lexicon.SMALL_TALK_EN | frozenset("""then anyway anyways again though buddy mate man dude guys
-everyone folks bot too oh ah well okay""".split())
+everyone folks bot too oh ah well okay that this it""".split())
 _WORD_EN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SEGMENT_EN = re.compile(r"\s*(?:[,;:]|\s[-–—]+\s|[-–—]{2,}|\.\.\.|…)\s*")
 
