@@ -122,7 +122,7 @@ def test_the_tuned_gate_reads_only_the_recent_user_turns():
     turns = validation.messages(["Do you remember my dog?", "Nice weather", "Tell me a joke"], validation.Limits())
     assert not context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=2)).should_search
     assert context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=3)).should_search
-    assert context.decide(turns, "", ContextConfig()).should_search  # the seed's gate reads them all
+    assert context.decide(turns, "", ContextConfig(gate="seed")).should_search  # the seed's gate reads them all
 
 
 def test_memory_facade_returns_a_bool_or_the_explanation(memory):

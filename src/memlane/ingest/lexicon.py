@@ -113,11 +113,6 @@ FUNCTION_ZH = ("用户", "使用者", "我们", "我的", "我", "你", "他", "
                "还", "又", "再", "最近", "现在", "已经", "主要", "里", "说", "就行", "行", "不", "没", "别")
 
 # Utterances that are pure conversation management
-SMALL_TALK_EN = frozenset("""
-ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect alright right yes yeah yep no nope
-hi hello hey bye goodbye lol haha hmm got it sounds good good noted understood welcome morning evening night
-there everyone everybody all guys folks you so much very a lot see later soon take care again too
-""".split())
 SMALL_TALK_ZH = ("好的", "好", "谢谢", "多谢", "谢啦", "不客气", "嗯", "哦", "哈哈", "你好", "再见", "晚安", "早安",
                  "收到", "明白", "知道了", "行", "可以", "没问题", "对了", "忘了跟你说", "顺便说一下", "放心", "其实",
                  "说实话", "老实说", "具体来说", "另外", "还有", "此外", "而且")

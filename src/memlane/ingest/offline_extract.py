@@ -21,10 +21,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from memlane.ingest import english, language, lexicon, small_talk
+from memlane.ingest import english, language, lexicon
 from memlane.ingest.people import People, possessive_kin_zh, we_zh
 from memlane.ingest.types import Fact
 from memlane.core.models import Message
+from memlane.text import small_talk
 
 _FIRST_PERSON_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I)
 _YOU_EN = re.compile(r"\b(you|your|yours)\b", re.I)
@@ -79,11 +80,6 @@ def _finish(text: str) -> str:
 
 # -- English ------------------------------------------------------------------------------------
 
-def _is_small_talk_en(sentence: str) -> bool:
-    words = re.findall(r"[a-z']+", sentence.lower())
-    return not words or all(w in lexicon.SMALL_TALK_EN for w in words)
-
-
 def _kind_en(sentence: str) -> str | None:
     """QUESTION, REQUEST or SMALL_TALK when the sentence is one, else None."""
     lowered = sentence.lower().strip()
@@ -94,7 +90,7 @@ def _kind_en(sentence: str) -> str | None:
         return REQUEST
     if lowered.endswith("?"):
         return QUESTION
-    if _is_small_talk_en(sentence):
+    if small_talk.is_small_talk_en(sentence):
         return SMALL_TALK
     return None
 
@@ -114,7 +110,7 @@ def _first_person_en(sentence: str, subject: str, people: People) -> list[str]:
         kept = [c for c in clauses if not (_YOU_EN.search(c) and not _FIRST_PERSON_EN.search(c))]
         statement = ", ".join(kept)
         ours = _FIRST_PERSON_EN.search(statement) or (people.group and statement.startswith(people.group))
-        if statement and ours and not _is_small_talk_en(statement):
+        if statement and ours and not small_talk.is_small_talk_en(statement):
             found.append(english.third_person(statement, subject, people.group_en(statement)))
     return found
 

@@ -7,10 +7,12 @@ the pleasantry is cut off and the statement kept.
 
 How: a sentence is cut into segments (at commas, dashes, Chinese clause marks). A segment is small
 talk when, once emoji, emoticons, laughter and the pleasantry phrases below are taken out, no
-word is left but conversational fillers (``lexicon.SMALL_TALK_EN``: ok, yeah, so, then …) — so
+word is left but conversational fillers (``FILLERS_EN``: ok, yeah, so, then …) — so
 "I'm doing well" is small talk and "I'm doing well at my new school" is not. Small-talk segments
 at the start and at the end of a sentence are dropped; what lies between is the statement.
 The phrases describe how people open, close and acknowledge a conversation, not any particular one.
+Formation skips small talk (``ingest/offline_extract.py``); the agent-context gate does not search
+memory for it (``retrieval/context.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from memlane.ingest import lexicon
 
 # -- English ------------------------------------------------------------------------------------
 
@@ -69,8 +70,10 @@ PLEASANTRIES_EN = (
 )
 _PLEASANTRY_EN = re.compile(r"(?<![\w'])(?:" + "|".join(f"(?:{p})" for p in PLEASANTRIES_EN) + r")(?![\w'])")
 #: what a segment may keep besides pleasantries and still be small talk: fillers and addressing words
-_FILLERS_EN = lexicon.SMALL_TALK_EN | frozenset("""then anyway anyways again though buddy mate man dude guys
-everyone folks bot too oh ah well okay that this it""".split())
+FILLERS_EN = frozenset("""ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect alright right yes
+yeah yep no nope hi hello hey bye goodbye lol haha hmm got it sounds good good noted understood welcome morning evening
+night there everyone everybody all guys folks you so much very a lot see later soon take care again too then anyway
+anyways though buddy mate man dude bot oh ah well that this it""".split())
 _WORD_EN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SEGMENT_EN = re.compile(r"\s*(?:[,;:]|\s[-–—]+\s|[-–—]{2,}|\.\.\.|…)\s*")
 
@@ -92,7 +95,7 @@ def _pictograph(ch: str) -> bool:
 def is_small_talk_en(segment: str) -> bool:
     """No word left once pleasantries, laughter and fillers are taken out (an empty segment counts)."""
     rest = _PLEASANTRY_EN.sub(" ", _plain(segment))
-    return all(word in _FILLERS_EN for word in _WORD_EN.findall(rest))
+    return all(word in FILLERS_EN for word in _WORD_EN.findall(rest))
 
 
 _FIRST_PERSON = re.compile(r"(?<![\w'])(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|our|me)(?![\w'])", re.I)
