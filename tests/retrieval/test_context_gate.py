@@ -85,6 +85,8 @@ def test_precision_and_recall_of_each_gate(name, min_precision, min_recall, gate
     ("给我推荐几道适合我的菜", "requests", ["推荐", "适合"]),
     ("Write a toast for my sister and my allergies", "personal", ["my allergies", "my sister"]),
     ("帮我写一段给老公的生日祝福", "personal", ["老公"]),
+    ("How do I make my resume look more professional?", "know_how", ["how do i"]),
+    ("什么是机器学习？", "know_how", ["什么是"]),
 ])
 def test_signal_markers(text, signal, expected):
     assert context.hits(text, signal) == expected
@@ -162,6 +164,7 @@ GATE = [  # (conversation, should search) under the default gate, no scope named
     ("给我推荐一个通勤路上听的播客。", True),
     ("Summarize this paragraph: The committee met on Tuesday and postponed the budget.", False),  # brings its material
     ("What's the capital of Australia?", False),
+    ("How do I make my resume look more professional?", False),    # know-how is the same for everyone
 ]
 
 

@@ -141,6 +141,9 @@ class ContextConfig(BaseModel):
     reference_weight: float = Field(3.0, ge=0)
     request_weight: float = Field(0.0, ge=0)
     personal_weight: float = Field(0.0, ge=0)
+    #: gate: points per distinct marker of a request for know-how ("how do I", "why is my", 如何,
+    #: 什么是): how a thing is done is the same for everyone, so it counts against searching (≤ 0)
+    know_how_weight: float = Field(0.0, le=0)
     #: gate: points taken off when the last user turn brings the material it asks about (a quoted or
     #: pasted text after a colon, code): the answer is in the conversation
     material_penalty: float = Field(0.0, ge=0)
@@ -192,7 +195,7 @@ class ContextConfig(BaseModel):
 #: is the embedder's: 0.7 for all-MiniLM-L6-v2)
 TUNED_GATE: dict[str, Any] = {"reference_weight": 2.0, "max_hits_per_signal": 2, "system_prompt_factor": 0.5,
                               "gate_reads": "recent_user_turns", "request_weight": 3.0, "personal_weight": 1.0,
-                              "material_penalty": 2.0, "skip_small_talk": True, "require_memories": True,
+                              "know_how_weight": -2.0, "material_penalty": 2.0, "skip_small_talk": True, "require_memories": True,
                               "memory_term_weight": 1.0, "memory_similarity_weight": 1.0, "memory_similarity": 0.7}
 
 

@@ -32,6 +32,7 @@ from memlane.retrieval import context
 GRID: dict[str, Sequence[Any]] = {
     "request_weight": (1.0, 2.0, 3.0),
     "personal_weight": (1.0, 2.0, 3.0),
+    "know_how_weight": (0.0, -1.0, -2.0),
     "material_penalty": (0.0, 2.0, 4.0),
     "memory_term_weight": (0.0, 1.0, 2.0),
     "memory_similarity_weight": (0.0, 1.0, 2.0),

@@ -66,6 +66,11 @@ SIGNALS: dict[str, tuple[str, tuple[str, ...]]] = {
         "we agreed", "we planned",
         "说过", "提到", "提过", "告诉过你", "你推荐", "你建议", "聊过", "讨论过", "那次", "刚才", "前几天",
         "上周", "上个月", "去年", "跟以前一样", "再说一遍", "我说的", "我跟你说", "你说的", "我们定的")),
+    # asking for know-how: how a thing is done is the same for everyone (a negative weight)
+    "know_how": ("know_how_weight", (
+        "how do i", "how can i", "how to", "how should i", "how would i", "how do you", "why is my", "why does my",
+        "why do my", "what's wrong with my", "is it true", "what is the difference", "what's the difference",
+        "怎么让", "怎样才能", "怎么才能", "如何", "为什么我", "是什么意思", "什么是", "有什么区别")),
     # someone close to the speaker, their pets, their own constraints: what memory knows of them matters
     "personal": ("personal_weight", (
         *(f"{owner} {who}" for owner in ("my", "our") for who in sorted(
