@@ -32,10 +32,3 @@ def token_text(text: str, settings: RetrievalConfig, actor: str | None = None) -
     return f"{actor}: {text}" if actor and settings.embed_actor else text
 
 
-
-def text_if_metadata_changes(text: str, actor: str | None, before: Mapping[str, Any], after: Mapping[str, Any],
-                             settings: RetrievalConfig) -> str | None:
-    """The vector text of a memory whose metadata goes from ``before`` to ``after``, or None when its
-    vector does not change (no embedded metadata value changed: ``embed_metadata``)."""
-    new = embedding_text(text, after, None, settings, actor)
-    return new if new != embedding_text(text, before, None, settings, actor) else None

@@ -36,9 +36,9 @@ class Context:
     memory_type: str | None = None  # forced by the caller, else the fact's own type
     #: when the memories added expire (``add(expiration_date=)``): their ``valid_to``
     expires: str | None = None
-    #: the new vector of a known memory whose metadata becomes the given one, or None when its vector
-    #: does not change (``embed_metadata``); unset: vectors are left as they are
-    metadata_vector: Callable[[MemoryRecord, dict[str, Any]], np.ndarray | None] | None = None
+    #: a known memory's new vector under an update, or None when what it is embedded as does not change
+    #: (``ingest/records.py`` ``revised_vector``); unset: vectors are left as they are
+    revised_vector: Callable[[MemoryRecord, Update], np.ndarray | None] | None = None
 
 
 @dataclass
@@ -116,11 +116,11 @@ def plan(
         item = {"id": old.id, "memory": old.text, "event": "NONE"}
         gained = {k: v for k, v in context.metadata.items() if k not in old.metadata or old.metadata[k] != v}
         if gained:  # the call tags what is already known: the memory takes the tags (history records it)
-            merged = {**old.metadata, **gained}
-            out.changes.updates.append(Update(
-                id=old.id, updated_at=context.now, metadata=merged, actor_id=actor(d), role=context.role,
-                reason=f"already known; metadata merged: {', '.join(sorted(gained))}", source_message_ids=sources(d),
-                vector=context.metadata_vector(old, merged) if context.metadata_vector else None))
+            change = Update(id=old.id, updated_at=context.now, metadata={**old.metadata, **gained}, actor_id=actor(d),
+                            role=context.role, reason=f"already known; metadata merged: {', '.join(sorted(gained))}",
+                            source_message_ids=sources(d))
+            change.vector = context.revised_vector(old, change) if context.revised_vector else None
+            out.changes.updates.append(change)
             item["metadata_merged"] = gained
         out.unchanged.append(item)
         if d.fact is not None:
