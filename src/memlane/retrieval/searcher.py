@@ -234,12 +234,12 @@ class Searcher:
             if vector is None:
                 has_memories = has_memories or bool(self.store.list(where, 1))
                 continue
-            near = self.store.search(vector, where, EVIDENCE_CANDIDATES, None)
+            near = self._vector_hits(vector, where, EVIDENCE_CANDIDATES)
             has_memories = has_memories or bool(near)
             found.extend(near)
             if terms:
-                found.extend((r, c) for r, _, c in self.store.keyword_search(
-                    Query(" ".join(t.text for t in terms), vector), vector, where, EVIDENCE_CANDIDATES))
+                found.extend((r, c) for r, _, c in self._keyword_hits(
+                    Query(" ".join(t.text for t in terms), vector), where, EVIDENCE_CANDIDATES))
         matched = {t.text for record, _ in found for t in context_terms.matched(terms, record.text)}
         return agent_context.MemoryEvidence(
             has_memories=has_memories, matched_terms=tuple(t.text for t in terms if t.text in matched),
