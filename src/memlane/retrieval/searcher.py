@@ -46,6 +46,19 @@ EVIDENCE_CANDIDATES = 10
 log = logging.getLogger("memlane.retrieval")
 
 
+def readable_scores(candidates: list[Candidate]) -> list[float]:
+    """The score a user reads for each result of an ordered list: on the similarity scale, in [0, 1], never
+    below the result's own similarity to the query and never below the score of a result ranked under it
+    (the stages that put a memory above another found it at least as relevant). Computed from the end:
+    ``score[i] = max(similarity[i], score[i + 1])``, a negative similarity counting as 0."""
+    shown = [0.0] * len(candidates)
+    floor = 0.0
+    for i in range(len(candidates) - 1, -1, -1):
+        floor = max(floor, min(1.0, max(0.0, candidates[i].cosine)))
+        shown[i] = round(floor, 6)
+    return shown
+
+
 class Searcher:
     """Runs searches over one store with one embedder; the reranker and the judge's LLM are made
     on first use."""
@@ -107,10 +120,12 @@ class Searcher:
 
     def _standard(self, query: Query, where: flt.Node, limit: int, threshold: float | None,
                   as_of: Moment) -> list[dict[str, Any]]:
-        """The plain vector search: ``score`` is the cosine on the common scale (``Embeddings.similarity``)."""
+        """The plain vector search: ``score`` is the cosine on the common scale (``Embeddings.similarity``),
+        0 for a negative one."""
         hits = self.store.search(query.vector, where, limit, self.embeddings.raw_threshold(threshold))
         records = self.as_of([record for record, _ in hits], as_of)
-        return [record.to_item(self.embeddings.similarity(score)) for record, (_, score) in zip(records, hits)]
+        return [record.to_item(round(max(0.0, self.embeddings.similarity(score)), 6))
+                for record, (_, score) in zip(records, hits)]
 
     def _vector_hits(self, vector: Any, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float]]:
         """The store's nearest memories with their cosines on the common scale."""
@@ -153,8 +168,6 @@ class Searcher:
         if named:
             with trace.stage("actor_boost", within="vector"):
                 candidates = actors.boost(candidates, named, settings.actor_weight)
-        if threshold is not None:
-            candidates = [c for c in candidates if c.cosine >= threshold]
         if flags["rerank"] and candidates:
             with trace.stage("rerank") as stage:
                 reranker = self.reranker()
@@ -174,11 +187,15 @@ class Searcher:
                 else:
                     candidates = judge.offline_filter(query, candidates)
                 stage["dropped"] = before - len(candidates)
+        shown = readable_scores(candidates)
+        if threshold is not None:  # the scores never rise down the list: the threshold keeps a prefix
+            kept = sum(1 for s in shown if s >= threshold)
+            candidates, shown = candidates[:kept], shown[:kept]
         records = self.as_of([c.record for c in candidates], as_of)
         results = []
-        for record, c in zip(records, candidates):
-            item = record.to_item(round(c.score, 6))
-            item["scores"] = c.scores()
+        for record, c, score in zip(records, candidates, shown):
+            item = record.to_item(score)
+            item["scores"] = {**c.scores(), "fused": round(c.score, 6)}
             results.append(item)
         return results
 
