@@ -95,7 +95,7 @@ def test_empty_or_missing_query_is_a_readable_failure(caller, query):
 
 
 def test_requested_stages_run_in_the_engine_and_are_reported(caller):
-    plain = tools.search_memories(caller, "what instrument do I play?", limit=2)
+    plain = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=False)
     staged = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=True,
                                    rerank=True, filter_memories=True)
     assert staged["results"][0]["memory"] == plain["results"][0]["memory"] == "I play the cello on Sundays"
@@ -121,7 +121,7 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
     meta = found["metadata"]
     assert meta["stages_failed"] == {"rerank": "TypeError: 'str' object has no attribute 'get'"}
     assert "original_error" not in meta and meta["fallback_used"] is False and meta["advanced_retrieval"] is True
-    assert meta["stages_run"] == ["semantic_search", "filter_memories"]
+    assert meta["stages_run"] == ["semantic_search", "keyword_search", "filter_memories"]  # hybrid by default
     assert any("rerank failed" in w for w in meta["warnings"])
     assert found["results"][0]["id"] == plain["results"][0]["id"]  # the best result it had
 

@@ -73,9 +73,10 @@ def test_filters_threshold_and_limit_apply_to_hybrid_results(hybrid):
     assert texts(only_trivia) == ["XJ-9000 is also the name of a robot vacuum"]
     assert len(hybrid.search("XJ-9000", user_id="u", keyword_search=True, limit=2)["results"]) == 2
     everything = hybrid.search("XJ-9000 order", user_id="u", keyword_search=True)["results"]
-    cut = everything[1]["scores"]["vector"]
+    cut = everything[1]["score"] + 1e-9  # the threshold keeps the scores a user sees: a prefix of the list
     kept = hybrid.search("XJ-9000 order", user_id="u", keyword_search=True, threshold=cut)["results"]
-    assert kept and all(r["scores"]["vector"] >= cut for r in kept) and len(kept) < len(everything)
+    assert kept == everything[:1] or [r["id"] for r in kept] == [r["id"] for r in everything[:len(kept)]]
+    assert kept and all(r["score"] >= cut for r in kept) and len(kept) < len(everything)
 
 
 def test_keyword_index_follows_updates_deletes_and_validity(hybrid):
@@ -98,10 +99,13 @@ def test_fusion_methods():
         return Candidate(MemoryRecord(id=name, text=name, hash="", created_at="", updated_at=""), cos, keyword=kw, score=cos)
 
     vector = [cand("a", 0.9), cand("b", 0.5), cand("c", 0.1)]
-    keyword = [cand("c", 0.1, kw=8.0), cand("d", 0.0, kw=2.0)]
+    keyword = [cand("c", 0.1, kw=1.0), cand("d", 0.0, kw=0.25)]  # a memory's keyword score: its share of the query
     weighted = fusion.fuse([*vector], [*keyword], method="weighted", keyword_weight=0.5)
-    # cosine min-max over the pool: a 1, b .56, c .11, d 0; BM25 over the best: c 1, d .25
+    # cosine min-max over the pool: a 1, b .56, c .11, d 0; shares as they are: c 1, d .25
     assert [c.record.id for c in weighted] == ["c", "a", "b", "d"]
+    weak = fusion.fuse([cand("a", .9), cand("b", .5), cand("c", .1)], [cand("c", .1, kw=0.1)], method="weighted",
+                       keyword_weight=0.5)
+    assert [c.record.id for c in weak] == ["a", "b", "c"]  # a small share (a common word) lifts nothing
     rrf = fusion.fuse([cand("a", .9), cand("b", .5), cand("c", .1)], [cand("c", .1, 8.0), cand("d", 0, 2.0)], method="rrf")
     assert rrf[0].record.id in ("a", "c") and {c.record.id for c in rrf} == {"a", "b", "c", "d"}
     blended = fusion.blend(weighted, np.array([0.0, 0.0, 1.0, 0.0]), 1.0)
@@ -169,7 +173,7 @@ def test_search_weighs_time_neighbours_and_named_dates(tmp_path, embedder, timel
         m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at) for at, text in TALK])
         offsite = m.search("Where will the team offsite be?", user_id="u", keyword_search=True, rerank=True, limit=3)
         hiking = m.search("Who did Ana go hiking with in August 2023?", user_id="u", keyword_search=True, limit=2)
-        vector = m.search("Who did Ana go hiking with in August 2023?", user_id="u", limit=2)
+        vector = m.search("Who did Ana go hiking with in August 2023?", user_id="u", limit=2, keyword_search=False)
     # the reply right after the matching question outranks a look-alike from another day
     reply = TALK[1][1]
     assert (texts(offsite).index(reply) < texts(offsite).index(TALK[3][1])) == timeline_on
@@ -198,7 +202,7 @@ def test_maxsim_rerank_uses_stored_or_computed_token_vectors_alike(hybrid, tmp_p
 
 
 def test_a_failing_stage_degrades_instead_of_failing(hybrid, monkeypatch):
-    plain = hybrid.search("beach walks", user_id="u", limit=3)
+    plain = hybrid.search("beach walks", user_id="u", limit=3, keyword_search=False)
 
     def broken(*args, **kwargs):
         raise RuntimeError("keyword index unavailable")
@@ -288,7 +292,7 @@ def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
             return Reply(json=chat_completion(json.dumps({"scores": [10 if "cello" in l else 1 for l in lines]})))
 
         openai_server.route("/v1/chat/completions", grade)
-        assert texts(m.search("bicycle", user_id="u", rerank=True))[0] == "I play the cello"
+        assert texts(m.search("bicycle", user_id="u", keyword_search=False, rerank=True))[0] == "I play the cello"
 
         def relevant(request):
             listing = request.json["messages"][-1]["content"]

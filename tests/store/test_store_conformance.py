@@ -73,7 +73,7 @@ def test_get_all_is_newest_first_with_limit(memory):
 def test_search_scores_are_cosine_similarities(model_memory, embedder):
     model_memory.add(["I play tennis on Sundays", "My sister lives in Rome", "Pasta is my comfort food"],
                user_id="u", infer=False)
-    results = model_memory.search("what sport do I play?", user_id="u")["results"]
+    results = model_memory.search("what sport do I play?", user_id="u", keyword_search=False)["results"]
     assert results[0]["memory"] == "I play tennis on Sundays"
     query = embedder.embed(["what sport do I play?"], "query")[0]
     for r in results:
@@ -81,7 +81,7 @@ def test_search_scores_are_cosine_similarities(model_memory, embedder):
         assert r["score"] == pytest.approx(expected, abs=1e-4)
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     cut = results[1]["score"]
-    assert texts(model_memory.search("what sport do I play?", user_id="u", threshold=cut)) == texts(
+    assert texts(model_memory.search("what sport do I play?", user_id="u", threshold=cut, keyword_search=False)) == texts(
         {"results": results[:2]})
     assert len(model_memory.search("what sport do I play?", user_id="u", limit=1)["results"]) == 1
 

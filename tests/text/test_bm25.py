@@ -78,3 +78,29 @@ def test_rank_with_weighted_query_terms(name, hits, weights, expected):
 
 def test_hits_may_be_a_one_shot_iterator():
     assert bm25.rank(iter([(1, 4, "tea", 1)]), 10, 4.0, 10) == [(1, pytest.approx(IDF_1_OF_10))]
+
+
+IDF_0_OF_10 = math.log(10.5 / 0.5)  # a query term no memory holds
+
+SHARE_CASES = [
+    # (name, hits, N, avgdl, query terms, expected [(key, share)]): BM25 over the sum of the query terms' idf
+    ("the one query term, once, at average length: the whole query",
+     [(1, 4, "tea", 1)], 10, 4.0, ["tea"], [(1, 1.0)]),
+    ("one of two terms matched: its idf over both",
+     [(1, 4, "tea", 1)], 10, 4.0, ["tea", "green"], [(1, IDF_1_OF_10 / (IDF_1_OF_10 + IDF_0_OF_10))]),
+    ("a common word of a long question is a small share",
+     [(1, 4, "como", 1), (2, 4, "como", 1), (3, 4, "como", 1)], 10, 4.0, ["como", "llama", "mascota"],
+     [(k, math.log(7.5 / 3.5) / (math.log(7.5 / 3.5) + 2 * IDF_0_OF_10)) for k in (1, 2, 3)]),
+    ("a repeated query term counts once in the ideal",
+     [(1, 4, "tea", 1)], 10, 4.0, ["tea", "tea"], [(1, 1.0)]),
+    ("a short memory repeating the term scores above the ideal",
+     [(1, 2, "tea", 2)], 10, 4.0, ["tea"], [(1, 4.4 / (2 + 1.2 * 0.625))]),
+]
+
+
+@pytest.mark.parametrize("name,hits,n,avgdl,terms,expected", SHARE_CASES, ids=[c[0] for c in SHARE_CASES])
+def test_rank_as_a_share_of_the_query(name, hits, n, avgdl, terms, expected):
+    got = bm25.rank(hits, n, avgdl, 10, terms=terms)
+    assert [k for k, _ in got] == [k for k, _ in expected]
+    for (_, score), (_, want) in zip(got, expected):
+        assert score == pytest.approx(want, rel=1e-12)

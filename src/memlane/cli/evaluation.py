@@ -128,8 +128,10 @@ def eval_locomo(
     cv: bool = typer.Option(False, "--cv", help="cross-validate: tune --grid on all conversations but one, "
                             "measure on that one, for each; printed next to the all-conversations figures"),
     grid: Optional[str] = typer.Option(None, "--grid", help='--cv: JSON object of retrieval settings to values '
-                                       'to try, e.g. \'{"keyword_weight": [0.3, 0.5]}\' (default: fusion, '
-                                       'neighbour and rerank weights)'),
+                                       'to try, e.g. \'{"neighbour_weight": [0.4, 0.6]}\' (default: the keyword '
+                                       'weight, 0.4 to 0.8)'),
+    without_times: bool = typer.Option(False, "--without-times", help="store the messages without their time "
+                                       "(all dated now), as a conversation imported with none"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Evidence recall@k over LoCoMo dialog turns stored as a user stores them (a session an add of named
@@ -154,8 +156,9 @@ def eval_locomo(
     modes = tuple(locomo.MODES) if mode == "all" else (mode,)
     with _evaluation_memory() as memory:
         try:
-            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=modes[0], ks=ks) if cv
-                      else locomo.run_modes(memory, locomo.load(file), ks=ks, modes=modes))
+            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=modes[0], ks=ks,
+                                            times=not without_times) if cv
+                      else locomo.run_modes(memory, locomo.load(file), ks=ks, modes=modes, times=not without_times))
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--grid") from None
     if as_json:

@@ -93,8 +93,10 @@ class Loaded:
     turn_of: dict[str, str] = field(default_factory=dict)
 
 
-def load_conversations(memory: Memory, data: list[dict[str, Any]]) -> Loaded:
-    """Store every conversation through ``add``, a session a call (once; embedding is the slow part)."""
+def load_conversations(memory: Memory, data: list[dict[str, Any]], *, times: bool = True) -> Loaded:
+    """Store every conversation through ``add``, a session a call (once; embedding is the slow part);
+    ``times`` False leaves the messages' times out, as a conversation imported without them (all dated
+    now): the A/B of what the said time is worth."""
     scopes: dict[str, str] = {}
     questions: list[Question] = []
     unmatched = 0
@@ -105,7 +107,8 @@ def load_conversations(memory: Memory, data: list[dict[str, Any]]) -> Loaded:
         for _, session in itertools.groupby(conversation, key=lambda t: t["session"]):
             session = list(session)
             added = memory.add([{"role": "user", "content": t["text"], "name": t["speaker"],
-                                 **({"created_at": t["created_at"]} if t["created_at"] else {})} for t in session],
+                                 **({"created_at": t["created_at"]} if t["created_at"] and times else {})}
+                                for t in session],
                                user_id=scope, infer=False)
             turn_of.update((r["id"], t["dia_id"]) for r, t in zip(added["results"], session))
         known = {t["dia_id"] for t in conversation}
@@ -135,14 +138,14 @@ def recalls(loaded: Loaded, ranked: list[list[str]], ks: Sequence[int]) -> list[
 
 
 def run_modes(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] = (1, 5, 10, 25, 50),
-              modes: Sequence[str] = ("default",)) -> dict[str, dict[str, Any]]:
+              modes: Sequence[str] = ("default",), times: bool = True) -> dict[str, dict[str, Any]]:
     """A report per mode, from one insertion of each conversation (embedding the turns is the slow
     part). With several modes every question is embedded before the searches are timed, so that
     all modes' ``search_ms`` exclude it alike (``search_ms_includes_embedding`` says which)."""
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ValueError(f"modes must be among {', '.join(MODES)}; got {list(modes)}")
-    loaded = load_conversations(memory, data)
+    loaded = load_conversations(memory, data, times=times)
     warm = len(modes) > 1
     if warm:
         for question in loaded.questions:
@@ -157,12 +160,10 @@ def run_modes(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] =
     return reports
 
 
-#: what ``cross_validate`` tunes by default: the candidate pool, the fusion, actor and rerank weights
+#: what ``cross_validate`` tunes by default: the keyword share's weight in the hybrid default search
+#: (the grid that chose it; ``--grid`` names others, e.g. candidates, actor_weight, rerank_weight)
 DEFAULT_GRID: dict[str, list[Any]] = {
-    "candidates": [100, 200],
-    "keyword_weight": [0.5, 0.7],
-    "actor_weight": [0.2, 0.3],
-    "rerank_weight": [0.2, 0.3],
+    "keyword_weight": [0.4, 0.5, 0.6, 0.7, 0.8],
 }
 
 
@@ -173,7 +174,8 @@ def settings_grid(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 
 def cross_validate(memory: Memory, data: list[dict[str, Any]], *, grid: dict[str, list[Any]] | None = None,
-                   mode: str = "default", ks: Sequence[int] = (1, 5, 10, 25, 50), select_k: int = 10) -> dict[str, Any]:
+                   mode: str = "default", ks: Sequence[int] = (1, 5, 10, 25, 50), select_k: int = 10,
+                   times: bool = True) -> dict[str, Any]:
     """Leave-one-conversation-out tuning: for each conversation, the settings of ``grid`` with the best
     overall R@``select_k`` on the other conversations, measured on it. Reports the held-out figures
     (pooled over all questions, and the mean of the folds) next to the all-conversations figures of
@@ -186,7 +188,7 @@ def cross_validate(memory: Memory, data: list[dict[str, Any]], *, grid: dict[str
         raise ValueError(f"grid names unknown retrieval settings: {', '.join(unknown)}")
     if select_k not in ks:
         ks = sorted({*ks, select_k})
-    return cross_validate_loaded(memory, load_conversations(memory, data), grid=grid, mode=mode, ks=ks,
+    return cross_validate_loaded(memory, load_conversations(memory, data, times=times), grid=grid, mode=mode, ks=ks,
                                  select_k=select_k)
 
 

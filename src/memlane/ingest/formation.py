@@ -2,7 +2,9 @@
 
 - ``procedural`` (``memory_type="procedural"``): the engine's summary of the messages, one memory of the agent;
 - ``verbatim`` (``infer=False``): each message one memory, with the turns before it as context
-  (``retrieval.context_messages``); system messages are skipped;
+  (``retrieval.context_messages``) when it answers them: only a message whose previous message
+  came from another speaker (role or name) gets context, so a list of one person's notes is
+  embedded note by note; system messages are skipped;
 - ``form`` (``infer=True``): facts extracted and attributed to their speakers, embedded as they are
   stored, the scope's memories near them read as candidates, the engine's decisions planned.
 
@@ -57,7 +59,7 @@ class Formation:
         drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
                       metadata=call.metadata, memory_type=call.memory_type, source_message_ids=[message_ids[i]],
-                      context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
+                      context=_context(received, i, window),
                       created_at=times[i], updated_at=times[i], **call.expiry, **call.ids)
             for i, m in enumerate(received) if m.role != "system"
         ]
@@ -114,3 +116,14 @@ class Formation:
         if outcome_plan.ignored:
             outcome["ignored_decisions"] = outcome_plan.ignored
         return outcome_plan.changes
+
+
+def _context(received: list[Message], i: int, window: int) -> str | None:
+    """The ``window`` messages before message ``i``, when the one just before is another speaker's:
+    a reply is read with what it answers; one speaker's consecutive notes are each their own."""
+    if not window or i == 0:
+        return None
+    before, message = received[i - 1], received[i]
+    if (before.role, before.name) == (message.role, message.name):
+        return None
+    return " ".join(p.content for p in received[max(0, i - window):i])

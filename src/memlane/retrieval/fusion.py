@@ -1,8 +1,9 @@
 """Hybrid fusion of vector and keyword candidates.
 
-``weighted``: min-max normalised cosine and BM25 (divided by the pool's best
-BM25), mixed by ``keyword_weight``; measured better than RRF on the LoCoMo dev
-set (benchmarks/RESULTS.md). ``rrf``: reciprocal rank fusion, rank-based and
+``weighted``: min-max normalised cosine and the keyword score, mixed by ``keyword_weight``;
+measured better than RRF on the LoCoMo dev set (benchmarks/RESULTS.md). A memory's keyword score
+is already a share of the query (``store/bm25.py``), taken as it is up to 1; document pages bring
+raw BM25, divided by the pool's best. ``rrf``: reciprocal rank fusion, rank-based and
 parameter-light.
 """
 
@@ -32,7 +33,7 @@ def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "we
         for c in pool:
             c.score = fused[c.record.id]
     else:
-        fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight)
+        fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight, shares=True)
         for c, score in zip(pool, fused):
             c.score = float(score)
     pool.sort(key=lambda c: -c.score)
@@ -49,11 +50,16 @@ def rrf(*rankings: Sequence[Hashable], k: int = 60) -> dict[Hashable, float]:
     return scores
 
 
-def weighted(dense: Sequence[float], keyword: Sequence[float], keyword_weight: float) -> np.ndarray:
-    """Weighted fusion of one pool's scores (memories: cosine and BM25; document pages: MaxSim and
-    BM25): ``(1 - w) * minmax(dense) + w * keyword / max(keyword)``, 0 for no keyword match."""
+def weighted(dense: Sequence[float], keyword: Sequence[float], keyword_weight: float, *,
+             shares: bool = False) -> np.ndarray:
+    """Weighted fusion of one pool's scores (memories: cosine and their keyword shares; document
+    pages: MaxSim and BM25): ``(1 - w) * minmax(dense) + w * k``, where k is a share up to 1
+    (``shares``) or else the BM25 over the pool's best; 0 for no keyword match."""
     bm = np.asarray(keyword, dtype=np.float64)
-    bm = bm / bm.max() if len(bm) and bm.max() > 0 else bm
+    if shares:
+        bm = np.clip(bm, 0.0, 1.0)
+    elif len(bm) and bm.max() > 0:
+        bm = bm / bm.max()
     return (1 - keyword_weight) * minmax(np.asarray(dense, dtype=np.float64)) + keyword_weight * bm
 
 

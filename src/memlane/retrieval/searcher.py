@@ -133,7 +133,7 @@ class Searcher:
                 self.store.search(vector, where, limit, None)]
 
     def _keyword_hits(self, query: Query, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
-        """The store's keyword matches: (record, BM25, cosine on the common scale)."""
+        """The store's keyword matches: (record, keyword share of the query, cosine on the common scale)."""
         return [(record, bm25, self.embeddings.similarity(cosine)) for record, bm25, cosine in
                 self.store.keyword_search(query, query.vector, where, limit)]
 

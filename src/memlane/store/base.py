@@ -64,9 +64,10 @@ class Store(Protocol):
 
     def keyword_search(self, query: str | Query, vector: np.ndarray, where: Node,
                        limit: int) -> list[tuple[MemoryRecord, float, float]]:
-        """Matching memories by BM25 over the keyword index, best first, as
-        (record, bm25 score, cosine similarity to ``vector``). The terms are ``keywords.query_terms(query)``:
-        a ``Query``'s own, analysed once per search."""
+        """Matching memories by BM25 over the keyword index, best first, as (record, keyword score,
+        cosine similarity to ``vector``): the score is the BM25 as a share of the query's ideal
+        (``store/bm25.py``: 1 for a memory of average length holding every query term once). The terms
+        are ``keywords.query_terms(query)``: a ``Query``'s own, analysed once per search."""
 
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored late-interaction token vectors of the given memories (those that have them)."""

@@ -13,6 +13,13 @@ backends is a bug):
 - k1 = 1.2, b = 0.75 and an idf floor of 1e-6 for terms in more than half the memories,
   as SQLite FTS5's ``bm25()`` has them;
 - ties go to the lower key (the store's insertion order: SQLite rowid, PostgreSQL seq).
+
+Memory searches read a score as a **share** of the query (``rank(terms=...)``): the BM25 divided
+by what a memory of average length holding each query term once would score, the sum of the
+terms' idf (a term no memory holds counts with the idf of a term held by none). A memory matching
+only a common word of a long question ("como", "一家") gets a small share; one holding the
+question's rare words, a share near 1 (or above, when it repeats them in a short text). Fusion can
+then weigh what a keyword match is worth, instead of stretching the pool's best match to 1.
 """
 
 from __future__ import annotations
@@ -33,15 +40,16 @@ def idf(n: int, df: int) -> float:
     return value if value > 0 else IDF_FLOOR
 
 
-def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float,
-         limit: int, weights: Mapping[str, float] | None = None) -> list[tuple[Hashable, float]]:
+def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float, limit: int,
+         weights: Mapping[str, float] | None = None, terms: Iterable[str] | None = None) -> list[tuple[Hashable, float]]:
     """The best ``limit`` (key, score) pairs, score descending, then key ascending.
 
     ``hits`` holds one row per (memory, matched term): (key, length, term, tf). ``n`` and
     ``avgdl`` describe the memories the search admits; ``n`` is raised to the number of
     memories hit, should a caller's count lag behind them. ``weights``: a weighted query (each
     term's BM25 part multiplied by its weight, as a feedback query has them:
-    ``retrieval/feedback.py``); without them every term counts once."""
+    ``retrieval/feedback.py``); without them every term counts once. ``terms``: the query's terms;
+    given, each score is the share of the query's ideal score (module docstring)."""
     hits = hits if isinstance(hits, list) else list(hits)
     lengths = {key: length for key, length, _, _ in hits}
     df = Counter([term for _, _, term, _ in hits])
@@ -54,4 +62,14 @@ def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float,
     scores = dict.fromkeys(lengths, 0.0)
     for key, _, term, tf in hits:
         scores[key] += factors[term] * tf / (tf + norms[key])
-    return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    if terms is None:
+        return best
+    whole = ideal(terms, df, n, weights)
+    return [(key, score / whole) for key, score in best] if whole > 0 else best
+
+
+def ideal(terms: Iterable[str], df: Mapping[str, int], n: int, weights: Mapping[str, float] | None = None) -> float:
+    """The score of a memory of average length holding each of ``terms`` once: the sum of their idf
+    (times their weights), ``df`` the memories holding each (0 for those not given)."""
+    return sum(idf(n, df.get(term, 0)) * (1.0 if weights is None else weights.get(term, 0.0)) for term in set(terms))

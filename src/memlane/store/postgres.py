@@ -599,7 +599,7 @@ class PostgresStore(SqlMemoryStore):
                 return []
             n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memlane_memories m"
                                    f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
-            best = bm25.rank(hits, int(n), float(avgdl), limit)
+            best = bm25.rank(hits, int(n), float(avgdl), limit, terms=terms)
             rows = con.execute(
                 f"SELECT m.seq, {RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
                 " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, [seq for seq, _ in best])).fetchall()

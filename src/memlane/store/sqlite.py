@@ -358,7 +358,7 @@ class SQLiteStore(SqlMemoryStore):
                 return []
             n, avgdl = self._keyword_stats.get(con, sql, params,
                                                covering=lambda: self._lengths_index_pays(con, where))
-            best = bm25.rank(term_hits(rows, terms), n, avgdl, limit)
+            best = bm25.rank(term_hits(rows, terms), n, avgdl, limit, terms=terms)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids)
             blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
