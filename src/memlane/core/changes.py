@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from memlane.core.graph_models import GraphChanges
+from memlane.core.jobs import Job, JobDone
 from memlane.core.models import MemoryRecord, MessageRecord
 
 
@@ -68,7 +69,9 @@ class Expiry:
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one public call writes. ``keys`` are idempotency keys recorded in
-    the same transaction (e.g. lines already imported), so a retried batch is a no-op."""
+    the same transaction (e.g. lines already imported), so a retried batch is a no-op. ``jobs``
+    are queued with the rest (an ``add(async_mode=True)``: its messages, provisional memories and
+    job at once); ``job_done`` ends a held job with the effect it had (core/jobs.py)."""
 
     inserts: list[MemoryRecord] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
@@ -79,3 +82,5 @@ class ChangeSet:
     keys: list[str] = field(default_factory=list)
     #: entities and relations (graph memory), written in the same transaction
     graph: GraphChanges = field(default_factory=GraphChanges)
+    jobs: list[Job] = field(default_factory=list)
+    job_done: JobDone | None = None

@@ -49,6 +49,8 @@ class NewMemory:
     valid_to: str | None = None
     invalid_reason: str | None = None
     superseded_by: str | None = None
+    #: the event of an ``add(async_mode=True)`` whose formation replaces this provisional memory
+    event_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -69,6 +71,9 @@ class MemoryRecord:
     invalid_reason: str | None = None
     superseded_by: str | None = None
     source_message_ids: list[str] = field(default_factory=list)
+    #: set on a provisional memory: what an ``add(async_mode=True)`` sent, verbatim, searchable until
+    #: the formation of that event replaces it (in the transaction that writes the formed memories)
+    event_id: str | None = None
     vector: np.ndarray | None = None
     #: pooled contextual token vectors (late-interaction reranking), when the store keeps them
     token_vectors: np.ndarray | None = None
@@ -88,6 +93,8 @@ class MemoryRecord:
             value = getattr(self, key)
             if value:
                 item[key] = list(value) if isinstance(value, list) else value
+        if self.event_id:
+            item["provisional"], item["event_id"] = True, self.event_id
         return item
 
 
@@ -172,6 +179,9 @@ class MemoryItem(BaseModel):
     invalid_reason: Optional[str] = None
     superseded_by: Optional[str] = None
     source_message_ids: Optional[list[str]] = None
+    #: a provisional memory (what an ``add(async_mode=True)`` sent) and the event whose formation replaces it
+    provisional: Optional[bool] = None
+    event_id: Optional[str] = None
     #: per-stage scores of an advanced search (vector, keyword, rerank)
     scores: Optional[dict[str, float]] = None
 

@@ -29,3 +29,8 @@ def canonical(value: str | datetime | date) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def seconds_between(start: str, end: str) -> float:
+    """Seconds from one stored timestamp to another."""
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()

@@ -24,7 +24,7 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.core.errors import FilterError, InvalidInputError
 from memlane.hosting.keys import tenant_name
 from memlane.memory import Memory
-from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_database,
+from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_placement,
                            sqlite_path)
 
 __all__ = ["DEFAULT_TENANT", "Tenants", "widens_scope"]
@@ -64,7 +64,7 @@ class Tenants:
         self.postgres = postgres_config(self.config)
         if self.postgres is not None:
             self.postgres.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
-        self._database = None  # the pool shared by every tenant's PostgreSQL store, opened on first use
+        self._placement = None  # the tenant directory and the pools of the deployment's databases, opened on first use
         self.embedder = embedder or create_embedder(self.config.embedder)
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
@@ -91,17 +91,28 @@ class Tenants:
         """Where the tenants' stores are, for people (the DSN without its password)."""
         return self.describe(self.config, self.home)
 
+    @property
+    def placement(self) -> Any:
+        """The PostgreSQL deployment's tenant directory (store/placement.py), whose home database
+        pool every tenant's store shares; None on SQLite."""
+        if self.postgres is None:
+            return None
+        if self._placement is None:
+            with self._lock:
+                if self._placement is None:
+                    self._placement = postgres_placement(self.postgres)
+        return self._placement
+
     def memory(self, tenant: str) -> Memory:
         memory = self._memories.get(tenant)
         if memory is not None:
             return memory
         tenant = tenant_name(tenant)
+        placement = self.placement
         with self._lock:
             memory = self._memories.get(tenant)
             if memory is None:
-                if self.postgres is not None and self._database is None:
-                    self._database = postgres_database(self.postgres)
-                store = create_store(self.config, self.embedder.dims, tenant, home=self.home, database=self._database)
+                store = create_store(self.config, self.embedder.dims, tenant, home=self.home, placement=placement)
                 memory = Memory(self.config, embedder=self.embedder, store=store)
                 self._memories[tenant] = memory
         return memory
@@ -114,6 +125,7 @@ class Tenants:
             for memory in self._memories.values():
                 memory.close()
             self._memories.clear()
-            if self._database is not None:
-                self._database.close()
-                self._database = None
+            if self._placement is not None:
+                self._placement.close()
+                self._placement.home.close()
+                self._placement = None

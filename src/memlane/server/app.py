@@ -5,7 +5,7 @@
 
 Layout of ``settings.home``::
 
-    keys.db               API keys (hashed)
+    keys.db               API keys (hashed; on PostgreSQL they live in the database)
     memlane.db            tenant "default" (the store of Memory(), the CLI and memlane mcp too)
     tenants/<name>.db     every other tenant (store/__init__.py: create_store)
 
@@ -36,7 +36,7 @@ from memlane.core import config as config_mod
 from memlane.core.config import HOME_ENV, memlane_home
 from memlane.embeddings import Embedder, create_embedder
 from memlane.hosting import local_server
-from memlane.hosting.keys import KeyStore
+from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
 from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
@@ -155,7 +155,12 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
         if settings.batch_embeddings:
             embedder = BatchingEmbedder(embedder)
         tenants = Tenants(settings.home, settings.config, embedder=embedder)
-    keys: Any = KeyStore(settings.home / "keys.db") if settings.auth else None
+    key_store = None
+    if settings.auth:  # beside the stores: <home>/keys.db, or the PostgreSQL database every server shares
+        placement = getattr(tenants, "placement", None)
+        key_store = open_key_store(settings.config, settings.home,
+                                   database=placement.home if placement is not None else None)
+    keys: Any = key_store
     if keys is not None and settings.local_token:
         keys = KeysWithLocalToken(keys, settings.local_token, DEFAULT_TENANT)
     mcp_manager = _mcp_manager(settings, tenants) if settings.mcp else None
@@ -191,6 +196,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
+    app.state.key_store = key_store
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(platform.router)

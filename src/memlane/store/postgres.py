@@ -39,22 +39,24 @@ from psycopg.types.json import Jsonb
 
 from memlane.text import keywords
 from memlane.core.errors import ConfigError, StoreError
-from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
+from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
 from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
 from memlane.store import postgres_schema as schema
+from memlane.store.placement import MOVE_LOCK, Placement, TenantMovedError
 from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql
-from memlane.store.sql import RECORD_COLUMNS, SqlMemoryStore, added_history, unique
+from memlane.store.sql import RECORD_COLUMNS, RECORD_WIDTH, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
 
 #: Binary COPY: pgvector's binary dumper sends a vector as 4 bytes per float, where its text
 #: form cost ~400 us of Python per 384-dim vector (85% of a bulk insert; benchmarks/RESULTS.md).
 _MEMORY_COPY = (
     "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
-    " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector, terms, nterms)"
+    " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, event_id, vector, terms,"
+    " nterms)"
     " FROM STDIN (FORMAT BINARY)"
 )
-_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "vector", "tsvector", "int4"]
+_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "text", "vector", "tsvector", "int4"]
 _HISTORY_COPY = (
     "COPY memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) FROM STDIN (FORMAT BINARY)"
@@ -145,7 +147,7 @@ def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryReco
             copy.write_row((
                 tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                 r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, unique(r.source_message_ids), r.valid_to,
-                r.invalid_reason, r.superseded_by, r.vector, terms, nterms))
+                r.invalid_reason, r.superseded_by, r.event_id, r.vector, terms, nterms))
     store_tokens(cur, tenant, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
 
 
@@ -348,11 +350,13 @@ class PostgresStore(SqlMemoryStore):
     TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
               "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
               "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
-              "graph_relations": "memlane_graph_relations"}
+              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs"}
     TENANTED = True
     SEQ = "seq"
     LOCK = " FOR UPDATE"
     NOW = NOW_SQL
+    EPOCH = "extract(epoch FROM clock_timestamp())::float8"
+    CLAIM_LOCK = " FOR UPDATE OF j SKIP LOCKED"
     INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
     TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
     REEMBED_PENDING = (
@@ -369,13 +373,16 @@ class PostgresStore(SqlMemoryStore):
                     " WHERE m.tenant = %s AND r.tenant = m.tenant AND r.memory_id = m.id")
 
     def __init__(self, database: PostgresDatabase, tenant: str = "default", *, owns_database: bool = False,
-                 exact_search_limit: int = 10_000, ann_candidates: int = 40):
+                 exact_search_limit: int = 10_000, ann_candidates: int = 40, placement: Placement | None = None):
+        """``placement``: the deployment's tenant directory (store/placement.py): the store then works
+        in the database its tenant is placed in, follows it when it moves, and guards its writes."""
         if not isinstance(tenant, str) or not tenant:
             raise ConfigError("the tenant of a PostgreSQL store must be a non-empty string")
         casefold = database.casefold
         super().__init__(
             tenant,
-            PostgresFilterCompiler(columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+            PostgresFilterCompiler(columns={"memory": "m.text", **{c: f"m.{c}" for c in (*MEMORY_COLUMNS, *INTERNAL_MEMORY_COLUMNS)
+                                      if c != "memory"}},
                                    documents={"metadata": "m.metadata"}, casefold=casefold),
             PostgresFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={}, casefold=casefold),
             PostgresFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={}, casefold=casefold))
@@ -389,6 +396,7 @@ class PostgresStore(SqlMemoryStore):
         # iterative scan in relaxed order under a filter returns good rows, not the best ones first
         self.ann_candidates = ann_candidates
         self.tenant_token = keywords.scope_token("tenant", tenant)
+        self.placement = placement
         self._closed = False
 
     # -- connections and transactions ---------------------------------------
@@ -401,6 +409,34 @@ class PostgresStore(SqlMemoryStore):
         A connection that breaks while committing is not retried (the outcome is unknown)."""
         if self._closed:
             raise StoreError("the store is closed")
+        if self.placement is None:
+            return self._attempt(work, write)
+        for moves in range(3):
+            self._follow(write)
+            try:
+                return self._attempt(work, write)
+            except TenantMovedError:
+                if moves == 2:
+                    raise
+                self.placement.where(self.tenant, fresh=True)
+        raise AssertionError("unreachable")
+
+    def _follow(self, write: bool) -> None:
+        """Work in the database the tenant is placed in now (a write waits while its move switches)."""
+        assert self.placement is not None
+        database = self.placement.wait_active(self.tenant) if write else self.placement.where(self.tenant)[0]
+        if database is not self.db:
+            self.db = database
+            self._size_class.clear()
+
+    def _guard(self, con: psycopg.Connection) -> None:
+        """First in a write transaction of a placed store: wait for a move of the tenant that is
+        switching (its lock), then make sure the tenant still lives here."""
+        con.execute("SELECT pg_advisory_xact_lock_shared(%s::int4, hashtext(%s))", (MOVE_LOCK, self.tenant))
+        if con.execute("SELECT 1 FROM memlane_meta WHERE tenant = %s AND key = 'moved_to'", (self.tenant,)).fetchone():
+            raise TenantMovedError(f"tenant {self.tenant!r} has moved out of {self.db.location}")
+
+    def _attempt(self, work: Callable[[psycopg.Connection], T], write: bool) -> T:
         for attempt in (1, 2):
             con: psycopg.Connection | None = None
             committing = False
@@ -409,6 +445,8 @@ class PostgresStore(SqlMemoryStore):
                     if not write:
                         return work(con)
                     with con.transaction():
+                        if self.placement is not None:
+                            self._guard(con)
                         result = work(con)
                         committing = True
                     return result
@@ -556,7 +594,7 @@ class PostgresStore(SqlMemoryStore):
             return exact(con) if rows is None else rows
 
         rows = self._run(run)
-        return [(self._record(r), float(r[16])) for r in rows]
+        return [(self._record(r), float(r[RECORD_WIDTH])) for r in rows]
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
         terms = keywords.query_terms(query)
@@ -630,7 +668,11 @@ class PostgresStore(SqlMemoryStore):
             return
         self._closed = True
         if self.owns_database:
-            self.db.close()
+            if self.placement is not None:  # the placement's pools, the home database's among them
+                self.placement.close()
+                self.placement.home.close()
+            else:
+                self.db.close()
 
 
 def _named(sql: str, positional: int) -> str:

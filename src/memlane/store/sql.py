@@ -26,15 +26,18 @@ from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
 from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
 from memlane.store.sql_graph import GRAPH_TABLES, SqlGraph
+from memlane.store.sql_jobs import SqlJobs
 
 RECORD_COLUMNS = (
     "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
-    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids"
+    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids, m.event_id"
 )
+#: how many columns RECORD_COLUMNS reads (a statement's own columns follow them)
+RECORD_WIDTH = 17
 HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: the tables of a memory store that ``reset`` empties (a dialect's ``TABLES`` names each, and ``meta``, ``reembed``)
-MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys")
+MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs")
 HISTORY_INSERT = (
     "INSERT INTO {history} ({tenant_col}memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
@@ -48,9 +51,10 @@ def unique(ids: Sequence[str]) -> list[str]:
 
 def added_history(records: Sequence[MemoryRecord]) -> list[tuple]:
     """The ADD events of inserted memories: (memory_id, event, old, new, created_at, actor_id, role,
-    user_id, agent_id, run_id, reason) rows."""
+    user_id, agent_id, run_id, reason) rows. A provisional memory (``event_id``) has none: it stands
+    in for what its event's formation writes, and goes without a trace when that is written."""
     return [(r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id, None)
-            for r in records]
+            for r in records if r.event_id is None]
 
 
 def token_matrix(count: int, blob: bytes) -> np.ndarray:
@@ -58,7 +62,7 @@ def token_matrix(count: int, blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").reshape(count, -1).astype(np.float32)
 
 
-class SqlMemoryStore(SqlGraph):
+class SqlMemoryStore(SqlGraph, SqlJobs):
     #: tables ``reset`` empties besides the memory and graph tables (SQLite: its FTS5 index)
     EXTRA_TABLES: tuple[str, ...] = ()
     #: rows of token vectors joined to their memory's id: (FROM clause, id column)
@@ -118,7 +122,8 @@ class SqlMemoryStore(SqlGraph):
 
     def _record(self, row: Sequence[Any]) -> MemoryRecord:
         return MemoryRecord(*row[:10], metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
-                            invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]))
+                            invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]),
+                            event_id=row[16])
 
     def _history_row(self, memory_id: str, event: str, old: str | None, new: str | None, at: str,
                      actor_id: str | None, role: str | None, scope: Sequence[str | None],
@@ -193,6 +198,10 @@ class SqlMemoryStore(SqlGraph):
                               " ON CONFLICT DO NOTHING"), [self._t(key, now) for key in changes.keys])
             if changes.graph:
                 self.write_graph(con, changes.graph)
+            if changes.jobs:
+                self._enqueue(con, changes.jobs)
+            if changes.job_done is not None:
+                self._finish_job(con, changes.job_done)
 
         self._run(write, write=True)
 
