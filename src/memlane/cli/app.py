@@ -22,6 +22,7 @@ from memlane.cli.base import (AgentOpt, FiltersOpt, JsonOpt, RunOpt, UserOpt, _j
 from memlane.cli.context import context_app
 from memlane.cli.docs import docs_app
 from memlane.cli.maintain import maintain_app
+from memlane.cli.tenants import tenants_app
 from memlane.core.config import HOME_ENV
 from memlane.core.errors import MemlaneError
 from memlane.core.filters import MATCH_ALL
@@ -32,6 +33,7 @@ from memlane.hosting.tenancy import DEFAULT_TENANT
 app.add_typer(context_app, name="context")
 app.add_typer(docs_app, name="docs")
 app.add_typer(maintain_app, name="maintain")
+app.add_typer(tenants_app, name="tenants")
 
 
 def _show_version(value: bool) -> None:
