@@ -21,20 +21,24 @@ from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core import scope, timeutil, validation
 from memlane.embeddings import Embedder, Embeddings, create_embedder, memory_text
-from memlane.core.errors import InvalidInputError, MemoryNotFoundError
+from memlane.core.errors import EventNotFoundError, InvalidInputError, MemoryNotFoundError
 from memlane.graph.memory import GraphMemory, graph_scope, lookup_pool
 from memlane.core.ids import new_id
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import create_engine, offline_extract, speakers
 from memlane.ingest import records as ingest_records
 from memlane.ingest.plan import Context, plan
+from memlane.ingest.request import AddRequest
+from memlane.background import formation as background
+from memlane.background.workers import Workers
+from memlane.core.jobs import STATES, Job
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Engine, FormationFailed
 from memlane.maintenance import plans as maintenance
 from memlane.maintenance.similar import groups, similar_pairs
 from memlane.core.models import MEMORY_TYPES, MemoryRecord, Message, MessageRecord, NewMemory, text_hash
 from memlane.retrieval import context as agent_context
-from memlane.retrieval.searcher import ACTIVE, Searcher, validity
+from memlane.retrieval.searcher import ACTIVE, FORMED, Searcher, validity
 from memlane.core.changes import EXPIRED, Expiry
 from memlane.store import ChangeSet, Delete, Store, Update, create_store
 from memlane.store.base import ReembedItem
@@ -69,9 +73,12 @@ class Memory:
         store: Store | None = None,
         engine: Engine | None = None,
         tenant: str | None = None,
+        background: bool = True,
     ):
         """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
-        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
+        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given.
+        ``background``: this ``Memory`` forms its async adds itself (worker threads started by the
+        first one; ``config.background``); False when a server's or ``memlane worker``'s do."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
@@ -83,10 +90,51 @@ class Memory:
         #: graph memory (``enable_graph``): entities and relations next to the memories
         self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
                       if self.config.enable_graph else None)
+        self.background = background
+        #: called after an async add queued its job (a server wakes its workers)
+        self.on_queued: Callable[[], None] | None = None
+        self._workers: Workers | None = None
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
         return cls(config_dict)
+
+    # -- background formation (add(async_mode=True); background/) ---------------------------------
+
+    def event(self, event_id: str) -> dict[str, Any]:
+        """An async add's event: ``status`` ``PENDING`` / ``RUNNING`` / ``SUCCEEDED`` (``result``: the
+        add's full answer; ``results`` as mem0's platform shows them) / ``FAILED`` (``error``: why)."""
+        event_id = validation.identifier(event_id, "event_id", required=True)
+        job = self.store.job(event_id)
+        if job is None:
+            raise EventNotFoundError(event_id)
+        return job.to_event()
+
+    def events(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest ``limit`` events (of one ``status``), newest first."""
+        status = validation.choice(status, STATES, "status")
+        return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits))]
+
+    def start_background(self) -> None:
+        """Start this ``Memory``'s workers (``config.background.workers`` threads), which also form the
+        jobs an earlier process queued and left (a crash: each runs again when its lease runs out)."""
+        if self._workers is None and self.background and self.config.background.workers:
+            self._workers = Workers(lambda: [self.store], lambda job: self, self.config.background).start()
+
+    def _queued(self) -> None:
+        if self.on_queued is not None:
+            self.on_queued()
+        else:
+            self.start_background()
+            if self._workers is not None:
+                self._workers.wake()
+
+    def run_job(self, job: Job, worker: str) -> None:
+        """Form a job ``worker`` holds (a worker thread calls it)."""
+        background.run(self, job, worker)
+
+    def fail_job(self, job: Job, worker: str, error: str) -> None:
+        background.fail(self, job, worker, error)
 
     # -- writes -------------------------------------------------------------
 
@@ -101,6 +149,7 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        async_mode: bool = False,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -120,54 +169,64 @@ class Memory:
         ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed, and
         ``skipped`` (``infer=True``) each message that changed nothing, with why:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
-        """
-        ids = scope.scope_ids(user_id, agent_id, run_id)
-        scope.require_ids(ids)
-        if not isinstance(infer, bool):
-            raise InvalidInputError(f"infer must be true or false, got {infer!r}", field="infer")
-        memory_type = validation.choice(memory_type, MEMORY_TYPES, "memory_type")
-        if memory_type == "procedural" and "agent_id" not in ids:
-            raise InvalidInputError("procedural memories belong to an agent: give agent_id", field="agent_id")
-        stored_metadata, promoted = validation.metadata(metadata, self.limits)
-        expires = validation.expiration(expiration_date)
-        received = validation.messages(messages, self.limits)
-        now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **ids)
-                for m in received]
-        self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
-        message_ids = [m.id for m in kept]
-        outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
 
-        if memory_type == "procedural":
+        ``async_mode=True`` answers at once (mem0 platform's shape): the messages are kept, each is
+        searchable at once as a *provisional* memory (``"provisional": true``), and the formation
+        runs in the background; the answer is ``{"results": [{"message", "status": "PENDING",
+        "event_id"}], "event_id", "status": "PENDING", "message_ids", "provisional"}``, and
+        ``event(event_id)`` gives the outcome (with the answer above as its ``result``). The formed
+        memories replace the provisional ones in one transaction. Adds to one user are formed in
+        the order they arrived (docs/deployment.md).
+        """
+        request = AddRequest.validate(messages, user_id=user_id, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                                      infer=infer, memory_type=memory_type, expiration_date=expiration_date,
+                                      limits=self.limits)
+        kept = request.keep(timeutil.now_iso())
+        if validation.flag(async_mode, "async_mode", False):
+            answer = background.enqueue(self, request, kept)
+            self._queued()
+            return answer
+        self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
+        changes, outcome = self.decide(request, [m.id for m in kept])
+        if changes:
+            self.store.apply(changes)
+        return outcome
+
+    def decide(self, request: AddRequest, message_ids: list[str]) -> tuple[ChangeSet, dict[str, Any]]:
+        """What an add of these (already kept) messages changes, and its answer; nothing is written
+        (``add`` applies it at once, a background worker with the end of its job)."""
+        received, ids, promoted, expires = request.received, request.ids, request.promoted, request.expires
+        outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
+        if request.memory_type == "procedural":
             try:
                 summary = self.engine.summarize_procedure(received)
             except FormationFailed as exc:
-                return {**outcome, "status": "failed", "reason": str(exc)}
+                return ChangeSet(), {**outcome, "status": "failed", "reason": str(exc)}
             drafts = [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
-                                memory_type="procedural", metadata=stored_metadata, source_message_ids=message_ids,
+                                memory_type="procedural", metadata=request.metadata, source_message_ids=message_ids,
                                 role="assistant", actor_id=promoted.get("actor_id"), **_expiry(expires), **ids)]
-        elif not infer:
+        elif not request.infer:
             window = self.config.retrieval.context_messages
             drafts = [
                 NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
-                          metadata=stored_metadata, memory_type=memory_type, source_message_ids=[kept[i].id],
+                          metadata=request.metadata, memory_type=request.memory_type,
+                          source_message_ids=[message_ids[i]],
                           context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
                           **_expiry(expires), **ids)
                 for i, m in enumerate(received) if m.role != "system"
             ]
-        else:
-            return self._form(received, ids, stored_metadata, promoted, memory_type, message_ids, outcome, expires)
-        records = self.insert(drafts)
-        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
-        if not infer and memory_type != "procedural":
-            outcome["skipped"] = [{"message_id": kept[i].id, "reason": offline_extract.SYSTEM}
+            outcome["skipped"] = [{"message_id": message_ids[i], "reason": offline_extract.SYSTEM}
                                   for i, m in enumerate(received) if m.role == "system"]
-        return outcome
+        else:
+            return self._form(request, message_ids, outcome)
+        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
+        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
+        return ChangeSet(inserts=records), outcome
 
-    def _form(self, received: list[Message], ids: dict[str, str], metadata: dict[str, Any], promoted: dict[str, str],
-              memory_type: str | None, message_ids: list[str], outcome: dict[str, Any],
-              expires: str | None) -> dict[str, Any]:
-        """Extract facts, find the memories near them, decide, and apply every decision in one transaction."""
+    def _form(self, request: AddRequest, message_ids: list[str],
+              outcome: dict[str, Any]) -> tuple[ChangeSet, dict[str, Any]]:
+        """Extract facts, find the memories near them and decide: every decision as one change set."""
+        received, ids, metadata, promoted = request.received, request.ids, request.metadata, request.promoted
         graph = ChangeSet()
         if self.graph is not None:  # relations are written with the memories, or alone when formation fails
             graph.graph, outcome["relations"] = self.graph.plan_add(received, ids, message_ids)
@@ -180,39 +239,35 @@ class Memory:
             facts = self.engine.extract(received, agent_facts=agent_facts)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:
-                if graph.graph:
-                    self.store.apply(graph)
                 outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)
-                return outcome
+                return graph, outcome
             speaker = next((m for m in received if m.role == "user"), received[0])
             known = speakers.attribute(facts, received, explicit=promoted.get("actor_id"), default=speaker.name)
             settings = self.config.retrieval
             stored_as = [memory_text.embedding_text(f.text, metadata, None, settings, f.actor_id) for f in facts]
             vectors = self.embeddings.documents(stored_as)
             counterparts = speakers.counterpart_filter(facts) if known else None
-            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
+            # formed memories only: what an async add keeps until its formation is not a memory yet
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE, FORMED,
                                 *([counterparts] if counterparts else []))
             candidates = formation_candidates.find(self.store, self.embeddings, facts, vectors, where,
                                                    self.config.formation.top_k,
                                                    labelled=stored_as != [f.text for f in facts])
             decisions = self.engine.reconcile(facts, candidates)
         except FormationFailed as exc:
-            if graph.graph:
-                self.store.apply(graph)
-            return {**outcome, "status": "failed", "reason": str(exc)}
+            return graph, {**outcome, "status": "failed", "reason": str(exc)}
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
-                          memory_type=memory_type, expires=expires)
+                          memory_type=request.memory_type, expires=request.expires)
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
                             lambda texts, actors: self.embeddings.documents(
                                 [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))
         outcome_plan.changes.graph = graph.graph
-        self.store.apply(outcome_plan.changes)
         outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,
                        skipped=skipped_messages(received, message_ids, facts, outcome_plan, explain))
         if outcome_plan.ignored:
             outcome["ignored_decisions"] = outcome_plan.ignored
-        return outcome
+        return outcome_plan.changes, outcome
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
@@ -512,7 +567,8 @@ class Memory:
         """A maintenance call's memories (the scope's valid ones) and whether it only plans."""
         ids = scope.scope_ids(user_id, agent_id, run_id)
         scope.require_ids(ids)
-        return flt.conjoin(scope.scoped_filter(ids, None), ACTIVE), validation.flag(dry_run, "dry_run", False)
+        return (flt.conjoin(scope.scoped_filter(ids, None), ACTIVE, FORMED),
+                validation.flag(dry_run, "dry_run", False))
 
     def cleanup_old_memories(
         self,
@@ -617,6 +673,9 @@ class Memory:
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
         self.store.close()
 
     def __enter__(self) -> "Memory":
@@ -682,6 +741,8 @@ class AsyncMemory:
     close = _offload("close")
     should_search_memory = _offload("should_search_memory")
     search_memory_with_context = _offload("search_memory_with_context")
+    event = _offload("event")
+    events = _offload("events")
 
     async def __aenter__(self) -> "AsyncMemory":
         return self

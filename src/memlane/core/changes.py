@@ -84,3 +84,8 @@ class ChangeSet:
     graph: GraphChanges = field(default_factory=GraphChanges)
     jobs: list[Job] = field(default_factory=list)
     job_done: JobDone | None = None
+
+    def __bool__(self) -> bool:
+        """Whether there is anything to write."""
+        return bool(self.inserts or self.updates or self.invalidations or self.expiries or self.deletes
+                    or self.messages or self.keys or self.graph or self.jobs or self.job_done)

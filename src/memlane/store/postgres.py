@@ -518,6 +518,9 @@ class PostgresStore(SqlMemoryStore):
     def _bound(self, dims: int) -> None:
         self.db.ensure_index(dims)
 
+    def _housekeeping_turn(self, con: psycopg.Connection) -> bool:
+        return con.execute("SELECT pg_try_advisory_xact_lock(%s::int4, 1)", (schema.LOCK_KEY >> 32,)).fetchone()[0]
+
     def _reembed_lock(self, con: psycopg.Connection) -> None:
         con.execute("LOCK TABLE memlane_memories IN SHARE ROW EXCLUSIVE MODE")
 

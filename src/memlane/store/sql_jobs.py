@@ -141,9 +141,19 @@ class SqlJobs(SqlDialect):
         """Erase the jobs that ended before ``finished_before`` (their events are forgotten)."""
         mine = "" if any_tenant or not self.TENANTED else "tenant = %s AND "
         params = (finished_before,) if any_tenant or not self.TENANTED else (self.tenant, finished_before)
-        return self._run(lambda con: con.execute(
-            self._sql("DELETE FROM {jobs} WHERE " + mine + "finished_at IS NOT NULL AND finished_at < %s"),
-            params).rowcount, write=True)
+
+        def prune(con: Con) -> int:
+            if not self._housekeeping_turn(con):
+                return 0
+            return con.execute(self._sql("DELETE FROM {jobs} WHERE " + mine + "finished_at IS NOT NULL"
+                                         " AND finished_at < %s"), params).rowcount
+
+        return self._run(prune, write=True)
+
+    def _housekeeping_turn(self, con: Con) -> bool:
+        """Whether this transaction does the queue's housekeeping (one process of a deployment at a
+        time; SQLite's write lock makes every writer take turns already)."""
+        return True
 
     def _of(self, tenant: str | None, *params: Any) -> tuple[Any, ...]:
         """Parameters of a statement about a job of ``tenant`` (a cross-tenant queue's job)."""
