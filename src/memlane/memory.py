@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime
@@ -119,7 +120,7 @@ class Memory:
         """Start this ``Memory``'s workers (``config.background.workers`` threads), which also form the
         jobs an earlier process queued and left (a crash: each runs again when its lease runs out)."""
         if self._workers is None and self.background and self.config.background.workers:
-            self._workers = Workers(lambda: [self.store], lambda job: self, self.config.background).start()
+            self._workers = Workers(lambda: [self.store], lambda job, queue: self, self.config.background).start()
 
     def _queued(self) -> None:
         if self.on_queued is not None:
@@ -562,13 +563,16 @@ class Memory:
 
     # -- maintenance (seed 002; docs/maintenance.md) ---------------------------
 
-    @staticmethod
-    def _maintained(user_id: Any, agent_id: Any, run_id: Any, dry_run: Any) -> tuple[flt.Node, bool]:
-        """A maintenance call's memories (the scope's valid ones) and whether it only plans."""
+    def _maintained(self, user_id: Any, agent_id: Any, run_id: Any,
+                    dry_run: Any) -> tuple[flt.Node, bool, AbstractContextManager[None]]:
+        """A maintenance call's memories (the scope's valid, formed ones), whether it only plans, and
+        the lock it runs under (one call per scope at a time, across the servers of a database)."""
         ids = scope.scope_ids(user_id, agent_id, run_id)
         scope.require_ids(ids)
-        return (flt.conjoin(scope.scoped_filter(ids, None), ACTIVE, FORMED),
-                validation.flag(dry_run, "dry_run", False))
+        dry_run = validation.flag(dry_run, "dry_run", False)
+        key = ",".join(f"{k}={v}" for k, v in sorted(ids.items()))
+        return (flt.conjoin(scope.scoped_filter(ids, None), ACTIVE, FORMED), dry_run,
+                nullcontext() if dry_run else self.store.maintenance_lock(key))
 
     def cleanup_old_memories(
         self,
@@ -587,8 +591,13 @@ class Memory:
         interrupted cleanup leaves whole invalidations and a rerun finishes it.
 
         Returns ``{"results": [{"id", "memory", "event": "DELETE", "created_at"}], "kept", "dry_run"}``."""
-        where, dry_run = self._maintained(user_id, agent_id, run_id, dry_run)
+        where, dry_run, lock = self._maintained(user_id, agent_id, run_id, dry_run)
         keep_latest = validation.count(keep_latest, "keep_latest")
+        with lock:
+            return self._cleanup(where, keep_latest, dry_run, progress)
+
+    def _cleanup(self, where: flt.Node, keep_latest: int, dry_run: bool,
+                 progress: Callable[[int, int], None] | None) -> dict[str, Any]:
         total = self.store.count(where)
         old = self.store.list(where, total - keep_latest, offset=keep_latest) if total > keep_latest else []
         old.reverse()  # oldest first
@@ -622,8 +631,13 @@ class Memory:
 
         Returns ``{"results": [{"id", "memory", "event": "MERGE", "previous_memory", "merged": [{"id",
         "memory", "similarity"}]}], "kept_apart", "failed", "memories", "pairs", "dry_run"}``."""
-        where, dry_run = self._maintained(user_id, agent_id, run_id, dry_run)
+        where, dry_run, lock = self._maintained(user_id, agent_id, run_id, dry_run)
         threshold = validation.similarity_threshold(threshold)
+        with lock:
+            return self._merge(where, threshold, dry_run, progress)
+
+    def _merge(self, where: flt.Node, threshold: float, dry_run: bool,
+               progress: Callable[[int, int], None] | None) -> dict[str, Any]:
         records, matrix = self.store.with_vectors(where)
         pairs = [(i, j, s) for i, j, s in similar_pairs(matrix, threshold)  # two speakers' memories stay apart
                  if speakers.may_reconcile(records[i].actor_id, records[j].actor_id)]

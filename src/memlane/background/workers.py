@@ -50,7 +50,7 @@ class Queue(Protocol):
 
 
 class Runner(Protocol):
-    """Forms a held job (``Memory``)."""
+    """Forms a held job (the ``Memory`` of its tenant)."""
 
     def run_job(self, job: Job, worker: str) -> None: ...
 
@@ -66,10 +66,10 @@ class _Held:
 
 class Workers:
     """``threads`` threads forming the jobs of ``queues()`` (called again on every round, so the
-    queues may change: tenants opened later) with the runner ``runner_for(job)`` returns.
+    queues may change: tenants opened later) with the runner ``runner_for(job, queue)`` returns.
     ``any_tenant``: the queues are databases whose every tenant's jobs this process forms."""
 
-    def __init__(self, queues: Callable[[], list[Queue]], runner_for: Callable[[Job], Runner],
+    def __init__(self, queues: Callable[[], list[Queue]], runner_for: Callable[[Job, Queue], Runner],
                  settings: BackgroundConfig, *, any_tenant: bool = False, name: str = "memlane-worker"):
         self.queues = queues
         self.runner_for = runner_for
@@ -165,7 +165,7 @@ class Workers:
 
     def _form(self, job: Job, worker: str, queue: Queue) -> None:
         try:
-            self.runner_for(job).run_job(job, worker)
+            self.runner_for(job, queue).run_job(job, worker)
             self.formed += 1
         except JobLostError as exc:
             log.info("%s", exc)
@@ -174,7 +174,7 @@ class Workers:
             if job.attempts >= self.settings.max_attempts:
                 log.error("job %s failed for good after %d attempts: %s", job.id, job.attempts, reason)
                 try:
-                    self.runner_for(job).fail_job(job, worker, reason)
+                    self.runner_for(job, queue).fail_job(job, worker, reason)
                 except JobLostError:
                     pass
                 except Exception as again:

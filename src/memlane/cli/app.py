@@ -23,6 +23,7 @@ from memlane.cli.context import context_app
 from memlane.cli.docs import docs_app
 from memlane.cli.maintain import maintain_app
 from memlane.cli.tenants import tenants_app
+from memlane.cli import background as _background  # noqa: F401  (registers memlane worker and memlane event)
 from memlane.core.config import HOME_ENV
 from memlane.core.errors import MemlaneError
 from memlane.core.filters import MATCH_ALL
@@ -570,10 +571,10 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
                                "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}
     if not no_auth:
-        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT)
+        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT, config=settings.config)
         if first is not None:
             started["first_key"] = first
-        started["active_keys"] = active_keys(settings.home)
+        started["active_keys"] = active_keys(settings.home, settings.config)
     if as_json:  # one line, flushed: a supervisor reads it before the server's log
         sys.stdout.write(json.dumps(started) + "\n")
         sys.stdout.flush()
@@ -617,16 +618,18 @@ def _print_started(started: dict[str, Any]) -> None:
                   highlight=False, soft_wrap=True)
 
 
-keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
+keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db, or in "
+                            "the PostgreSQL database).",
                        no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 
 
 def _key_store() -> Any:
+    """The keys of the servers this configuration runs: ``<home>/keys.db``, or the PostgreSQL database."""
     from memlane.core.config import memlane_home
-    from memlane.hosting.keys import KeyStore
+    from memlane.hosting.keys import open_key_store
 
-    return KeyStore(memlane_home() / "keys.db")
+    return open_key_store(_state["config"], memlane_home())
 
 
 @command("create", on=keys_app)

@@ -52,6 +52,11 @@ class EventNotFoundError(MemlaneError, LookupError):
         self.event_id = event_id
 
 
+class MaintenanceBusyError(MemlaneError):
+    """Maintenance of the same scope (a cleanup, a merge) is running already, in this process or
+    another server of the deployment; it runs once at a time."""
+
+
 class EmbedderMismatchError(MemlaneError):
     """The store was filled by a different embedder than the one configured."""
 

@@ -87,6 +87,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
         expiration_date: Annotated[Optional[str], Field(
             description="ISO-8601 date or datetime in the future: the memories added expire then")] = None,
+        async_mode: Annotated[bool, Field(
+            description="answer at once (status PENDING, an event_id for get_event) and form the memories in "
+                        "the background; what was sent is searchable at once")] = False,
     ) -> dict[str, Any]:
         """Remember a conversation: extract lasting facts and reconcile them with what is already known
         (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
@@ -97,7 +100,15 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         caller = resolve(ctx)
         return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                                               metadata=metadata, infer=infer, memory_type=memory_type,
-                                              expiration_date=expiration_date))
+                                              expiration_date=expiration_date, async_mode=async_mode))
+
+    @server.tool(annotations=read_only)
+    def get_event(ctx: Context, event_id: Annotated[str, Field(
+            description="the event_id add_memory answered with (async_mode)")]) -> dict[str, Any]:
+        """The outcome of an add_memory made with async_mode: status PENDING, RUNNING, SUCCEEDED (result:
+        what add_memory would have answered) or FAILED (error: why; the messages stay kept)."""
+        caller = resolve(ctx)
+        return _call(lambda: tools.get_event(caller, event_id))
 
     @server.tool(annotations=read_only)
     def search_memories(

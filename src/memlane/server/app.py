@@ -38,7 +38,7 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.hosting import local_server
 from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
-from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
+from memlane.server import context_routes, dashboard, documents_routes, errors, events_routes, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
@@ -76,6 +76,8 @@ class ServerSettings:
     host: str = DEFAULT_HOST
     #: load the embedding model at startup rather than on the first request
     warm_up: bool = True
+    #: form async adds in this server (``background.workers`` threads; else ``memlane worker`` does)
+    background: bool = True
     #: embed concurrent requests' texts in one model call (see memlane.embeddings.batching)
     batch_embeddings: bool = True
     #: worker threads for the blocking Memory calls (None: anyio's default, 40). Fewer threads contend
@@ -106,6 +108,7 @@ class ServerSettings:
             mcp_user_id=env.get("MEMLANE_MCP_USER_ID", DEFAULT_USER_ID) or None,
             host=env.get("MEMLANE_SERVER_HOST", DEFAULT_HOST),
             threads=int(env["MEMLANE_SERVER_THREADS"]) if env.get("MEMLANE_SERVER_THREADS") else None,
+            background=env.get("MEMLANE_SERVER_NO_BACKGROUND", "") not in ("1", "true", "yes"),
             url=env.get("MEMLANE_SERVER_URL") or None,
             local_token=env.get("MEMLANE_SERVER_LOCAL_TOKEN") or None,
         )
@@ -120,6 +123,8 @@ class ServerSettings:
         env["MEMLANE_MCP_USER_ID"] = self.mcp_user_id or ""
         if self.threads:
             env["MEMLANE_SERVER_THREADS"] = str(self.threads)
+        if not self.background:
+            env["MEMLANE_SERVER_NO_BACKGROUND"] = "1"
         if self.url:
             env["MEMLANE_SERVER_URL"] = self.url
         if self.local_token:
@@ -172,6 +177,9 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
                 await stack.enter_async_context(mcp_manager.run())
             if settings.warm_up:
                 await anyio.to_thread.run_sync(_warm_up, tenants)
+            if settings.background and hasattr(tenants, "start_background"):
+                # async adds are formed here: every tenant's, by background.workers threads
+                await anyio.to_thread.run_sync(tenants.start_background)
             # The model and libraries are millions of long-lived objects; a full garbage collection
             # walking them stalls every request for a few hundred ms. Exempt what exists now.
             gc.collect()
@@ -201,6 +209,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.include_router(routes.router)
     app.include_router(platform.router)
     app.include_router(context_routes.router)
+    app.include_router(events_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
     dashboard.install(app)  # the web UI at /ui and GET /scopes
     if mcp_manager is not None:

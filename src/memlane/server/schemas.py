@@ -56,6 +56,8 @@ class MemoryCreate(Strict):
     memory_type: Optional[MemoryType] = None
     expiration_date: Optional[str] = Field(None, max_length=64, description="ISO-8601 date or datetime in the "
                                                                              "future: the memories added expire then")
+    async_mode: StrictBool = Field(False, description="answer at once (PENDING, with an event id: GET /events/{id}); "
+                                                      "what was sent is searchable at once, formed in the background")
 
 
 class SearchRequest(Strict):
@@ -127,6 +129,8 @@ class PlatformAdd(Lenient):
     infer: StrictBool = True
     memory_type: Optional[MemoryType] = None
     expiration_date: Optional[str] = Field(None, max_length=64)
+    async_mode: Optional[StrictBool] = Field(None, description="answer at once with PENDING and an event id "
+                                                               "(GET /v1/event/{id}/)")
 
 
 class PlatformSearch(Lenient):

@@ -25,7 +25,8 @@ import json
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from memlane.text import keywords
-from memlane.core.errors import ConfigError, StoreError
+from memlane.core.errors import ConfigError, MaintenanceBusyError, StoreError
 from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
 from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
@@ -188,6 +189,9 @@ def redact(dsn: str) -> str:
     port = f":{params['port']}" if params.get("port") else ""
     return f"postgresql://{user + '@' if user else ''}{host}{port}/{params.get('dbname') or ''}"
 
+
+#: the first key of the advisory locks of maintenance (cleanup, merge) per tenant and scope
+MAINTENANCE_LOCK = 0x6D6C6D61  # "mlma"
 
 #: seconds a scope's size class (exact scan or the HNSW index) is reused without counting again
 SIZE_CLASS_SECONDS = 30.0
@@ -517,6 +521,21 @@ class PostgresStore(SqlMemoryStore):
 
     def _bound(self, dims: int) -> None:
         self.db.ensure_index(dims)
+
+    @contextmanager
+    def maintenance_lock(self, key: str) -> Iterator[None]:
+        """A session advisory lock of the tenant's scope ``key``, on a connection held while the
+        block runs: one maintenance call per scope across every server of the database."""
+        with self.db.pool.connection() as con:
+            if not con.execute("SELECT pg_try_advisory_lock(%s::int4, hashtext(%s))",
+                               (MAINTENANCE_LOCK, f"{self.tenant}/{key}")).fetchone()[0]:
+                raise MaintenanceBusyError(f"maintenance of {key} is running already (on this or another server); "
+                                           "try again when it has finished")
+            try:
+                yield
+            finally:
+                con.execute("SELECT pg_advisory_unlock(%s::int4, hashtext(%s))",
+                            (MAINTENANCE_LOCK, f"{self.tenant}/{key}"))
 
     def _housekeeping_turn(self, con: psycopg.Connection) -> bool:
         return con.execute("SELECT pg_try_advisory_xact_lock(%s::int4, 1)", (schema.LOCK_KEY >> 32,)).fetchone()[0]

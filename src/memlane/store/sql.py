@@ -10,14 +10,16 @@ connections and transactions, and its side of the templates (store/sql_dialect.p
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from memlane.core import timeutil
-from memlane.core.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
+from memlane.core.errors import EmbedderMismatchError, MaintenanceBusyError, MemoryNotFoundError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.core.changes import EXPIRED, Expiry
@@ -42,6 +44,10 @@ HISTORY_INSERT = (
     "INSERT INTO {history} ({tenant_col}memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
 )
+
+
+#: the maintenance locks of this process, by (store location, scope)
+_MAINTENANCE: dict[tuple[str, str], threading.Lock] = {}
 
 
 def unique(ids: Sequence[str]) -> list[str]:
@@ -317,6 +323,20 @@ class SqlMemoryStore(SqlGraph, SqlJobs):
 
         self._run(reset, write=True)
         self.dims = None
+
+    # -- maintenance runs once at a time per scope --------------------------------------------------
+
+    @contextmanager
+    def maintenance_lock(self, key: str) -> Iterator[None]:
+        """Hold the maintenance lock of ``key`` (a scope) while the block runs; ``MaintenanceBusyError``
+        at once when another call holds it (this process; on PostgreSQL any process of the database)."""
+        lock = _MAINTENANCE.setdefault((self.location, key), threading.Lock())
+        if not lock.acquire(blocking=False):
+            raise MaintenanceBusyError(f"maintenance of {key} is running already; try again when it has finished")
+        try:
+            yield
+        finally:
+            lock.release()
 
     # -- reads --------------------------------------------------------------------------------------
 
