@@ -5,6 +5,7 @@ request, after ``delay`` seconds: the slow LLM of the background-formation tests
 - Fact extraction: each user line of the conversation is one fact, as said ("I live in Paris").
 - Reconciliation: a new fact whose first three words are those of an existing memory replaces it
   (UPDATE: "I live in Berlin" after "I live in Paris"), any other fact is added.
+- A merge (maintenance): the newer memory's text.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class FormationLLM:
         with self._lock:
             self.calls += 1
         prompt = request.json["messages"][-1]["content"]
+        if "Older memory:" in prompt and "Newer memory:" in prompt:  # a merge: the newer text
+            newer = prompt.split("Newer memory:", 1)[1].split("\n\n", 1)[0].strip()
+            return Reply(json=chat_completion(newer, model="gpt-test"), delay=self.delay)
         if "New facts:" in prompt and "Existing memories:" in prompt:
             existing = json.loads(prompt.split("Existing memories:", 1)[1].split("New facts:", 1)[0])
             facts = json.loads(prompt.split("New facts:", 1)[1].split("Answer with only", 1)[0])

@@ -73,7 +73,7 @@ class Job:
         event: dict[str, Any] = {
             "id": self.id, "event_type": self.kind, "status": self.status, "payload": payload,
             "metadata": request.get("metadata") or {}, "results": results, "result": self.result,
-            "error": self.error, "attempts": self.attempts, "created_at": self.created_at,
+            "error": self.error, "attempts": self.attempts, "worker": self.worker, "created_at": self.created_at,
             "updated_at": self.finished_at or self.started_at or self.created_at,
             "started_at": self.started_at, "finished_at": self.finished_at, "latency": None,
         }
