@@ -94,12 +94,17 @@ class SqlJobs(SqlDialect):
         same = "e.tenant = j.tenant AND " if self.TENANTED else ""
         moved = (" AND NOT EXISTS (SELECT 1 FROM {meta} x WHERE x.tenant = j.tenant AND x.key = 'moved_to')"
                  if self.TENANTED else "")
+        ready = ("j.status IN " + _OPEN + " AND (j.status = 'PENDING' AND coalesce(j.not_before, 0) <= {epoch}"
+                 " OR j.status = 'RUNNING' AND j.lease_until < {epoch})")
         select = self._sql(
-            "SELECT " + ("j.tenant, " if self.TENANTED else "") + "j.id FROM {jobs} j WHERE " + mine
-            + "j.status IN " + _OPEN + " AND (j.status = 'PENDING' AND coalesce(j.not_before, 0) <= {epoch}"
-            " OR j.status = 'RUNNING' AND j.lease_until < {epoch})"
-            " AND NOT EXISTS (SELECT 1 FROM {jobs} e WHERE " + same + "e.order_key = j.order_key AND e.seq < j.seq"
+            "SELECT " + ("j.tenant, " if self.TENANTED else "") + "j.id FROM {jobs} j WHERE " + mine + ready
+            + " AND NOT EXISTS (SELECT 1 FROM {jobs} e WHERE " + same + "e.order_key = j.order_key AND e.seq < j.seq"
             " AND e.status IN " + _OPEN + ")" + moved + " ORDER BY j.seq LIMIT 1" + self.CLAIM_LOCK)
+        # an idle queue is looked at without a write transaction (on SQLite that would take the file's
+        # write lock, and end the cached keyword statistics, at every poll)
+        if not self._run(lambda con: con.execute(self._sql("SELECT 1 FROM {jobs} j WHERE " + mine + ready + " LIMIT 1"),
+                                                 params).fetchone()):
+            return None
 
         def claim(con: Con) -> Job | None:
             row = con.execute(select, params).fetchone()
