@@ -120,6 +120,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=8, help="replaying threads per database")
     parser.add_argument("--search-share", type=float, default=0.85)
     parser.add_argument("--shared-buffers", default="1GB")
+    parser.add_argument("--no-index", action="store_true", help="vector_index false: no HNSW index, exact searches")
     parser.add_argument("--out")
     args = parser.parse_args()
 
@@ -139,7 +140,7 @@ def main() -> int:
             server.stop()
             server.ensure_postgres_running()
             servers.append(server)
-            database = PostgresDatabase(server.get_uri(), max_size=args.threads + 2)
+            database = PostgresDatabase(server.get_uri(), max_size=args.threads + 2, vector_index=not args.no_index)
             store = PostgresStore(database, "replay")
             store.bind_embedder("synthetic", args.dims)
             databases.append(database)

@@ -220,3 +220,18 @@ def test_maintenance_of_a_scope_runs_once_at_a_time(backend, hashing_embedder):
             assert len(other.cleanup_old_memories("alice", keep_latest=2, dry_run=True)["results"]) == 3
             assert other.cleanup_old_memories("bob", keep_latest=2)["results"] == []  # another scope
         assert len(other.cleanup_old_memories("alice", keep_latest=2)["results"]) == 3
+
+
+def test_an_export_leaves_out_what_is_not_formed_yet(backend, hashing_embedder):
+    import io
+
+    from memlane import transfer
+    from memlane.core.filters import MATCH_ALL
+
+    config = {**backend(), "background": {"workers": 0}}  # nobody forms: the add stays queued
+    with Memory(config, embedder=hashing_embedder) as memory:
+        memory.add("a formed note", user_id="alice", infer=False)
+        memory.add("a queued note", user_id="alice", async_mode=True)
+        out = io.StringIO()
+        assert transfer.export_jsonl(memory, out, MATCH_ALL) == 1
+        assert [json.loads(line)["memory"] for line in out.getvalue().splitlines()] == ["a formed note"]

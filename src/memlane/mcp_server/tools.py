@@ -346,7 +346,7 @@ def search_memory_with_context(caller: Caller, conversation: Any = None, *, syst
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
                              "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
                              "search_memory_with_context", "search_documents", "cleanup_old_memories",
-                             "merge_similar_memories")
+                             "merge_similar_memories", "get_event")
 
 
 # -- document collections --------------------------------------------------------

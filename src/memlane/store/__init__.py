@@ -59,6 +59,9 @@ class PostgresStoreConfig(BaseModel):
                                         " at 1M clustered vectors, 128 gave 0.99; benchmarks/RESULTS.md)")
     ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list of unscoped searches")
     max_scan_tuples: int = Field(20_000, ge=1, description="rows an iterative index scan visits before giving up")
+    vector_index: bool = Field(True, description="build the HNSW index (searches of scopes above exact_search_limit"
+                                                 " and unscoped ones use it); false: every search is exact, and an"
+                                                 " insert costs no index maintenance (docs/scaling.md)")
     databases: dict[str, str] = Field(default_factory=dict,
                                       description="other databases tenants may be placed in, by label: "
                                                   "{\"eu\": \"postgresql://...\"} (memlane tenants move)")
@@ -76,7 +79,7 @@ class PostgresStoreConfig(BaseModel):
         return dict(schema_name=self.schema_name, min_size=self.min_connections,
                     max_size=max(self.max_connections, self.min_connections), connect_timeout=self.connect_timeout,
                     migrate=self.auto_migrate, hnsw_m=self.hnsw_m, hnsw_ef_construction=self.hnsw_ef_construction,
-                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples)
+                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples, vector_index=self.vector_index)
 
 
 def postgres_settings(config: dict | None) -> PostgresStoreConfig:

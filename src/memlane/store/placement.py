@@ -20,12 +20,15 @@ the directory again and writes in the new place).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from memlane.core.errors import StoreError
+
+log = logging.getLogger("memlane.store")
 
 #: the directory's name for the home database
 HOME = ""
@@ -120,10 +123,16 @@ class Placement:
         with self._lock:
             if not force and time.monotonic() - self._read_at < self.refresh_seconds:
                 return
-            with self.home.pool.connection() as con:
-                rows = con.execute("SELECT tenant, location, state FROM memlane_tenant_placement").fetchall()
+            reading = time.monotonic()  # what was read is at least this fresh
+            try:
+                with self.home.pool.connection() as con:
+                    rows = con.execute("SELECT tenant, location, state FROM memlane_tenant_placement").fetchall()
+            except Exception as exc:  # the home database is away: serve from what was known (its call reports it)
+                log.warning("could not read the tenant directory in %s: %s", self.home.location, exc)
+                self._read_at = reading
+                return
             self._entries = {tenant: (location, state) for tenant, location, state in rows}
-            self._read_at = time.monotonic()
+            self._read_at = reading
 
     def close(self) -> None:
         with self._lock:

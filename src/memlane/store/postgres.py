@@ -206,11 +206,14 @@ class PostgresDatabase:
 
     def __init__(self, dsn: str, *, schema_name: str = "public", min_size: int = 1, max_size: int = 10,
                  connect_timeout: float = 10.0, migrate: bool = True, check: bool = True, hnsw_m: int = 16,
-                 hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000):
+                 hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000,
+                 vector_index: bool = True):
         self.dsn = dsn
         self.location = redact(dsn)
         self.schema = schema_name
         self.hnsw_m, self.hnsw_ef_construction = hnsw_m, hnsw_ef_construction
+        #: False: no HNSW index is made, searches are exact (every insert is then a plain row insert)
+        self.vector_index = vector_index
         self.ef_search, self.max_scan_tuples = ef_search, max_scan_tuples
         self.connect_timeout = connect_timeout
         with self._connect() as con:
@@ -293,7 +296,7 @@ class PostgresDatabase:
         con.adapters.register_dumper(Tsvector, TsvectorDumper)
 
     def ensure_index(self, dims: int) -> None:
-        if dims in self._indexed:
+        if dims in self._indexed or not self.vector_index:
             return
         with self._lock, self.pool.connection() as con:
             schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction)
@@ -305,7 +308,7 @@ class PostgresDatabase:
         dimensions is stored yet the index is dropped and ``finish_bulk_load`` builds it once.
         Returns 'build' (index absent during the load), 'keep' (other rows of these dimensions are
         indexed and may be searched meanwhile: the index stays) or 'none' (too many dimensions to index)."""
-        if schema.index_type(dims) is None:
+        if schema.index_type(dims) is None or not self.vector_index:
             return "none"
         name = schema.index_name(dims)
         with self._lock, self.pool.connection() as con, con.transaction():
@@ -321,6 +324,8 @@ class PostgresDatabase:
         """Refresh the planner's statistics and build the HNSW index a bulk load went without."""
         with self._lock, self.pool.connection() as con:
             con.execute("ANALYZE memlane_memories")
+            if not self.vector_index:
+                return
             schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction,
                                        maintenance_work_mem=maintenance_work_mem)
             self._indexed.add(dims)
@@ -608,7 +613,7 @@ class PostgresStore(SqlMemoryStore):
             return [r[:-1] for r in rows[:limit] if threshold is None or r[-1 - 1] >= threshold]
 
         def run(con: psycopg.Connection) -> list[tuple]:
-            if schema.index_type(dims) is None or self._exact_is_small(con, where):
+            if schema.index_type(dims) is None or not self.db.vector_index or self._exact_is_small(con, where):
                 return exact(con)
             if not self.db.has_index(dims):
                 self.db.ensure_index(dims)

@@ -245,11 +245,14 @@ def _mark(src: psycopg.Connection, dst: psycopg.Connection, tables: list[_Table]
 
 def _install_triggers(src: psycopg.Connection, tables: list[_Table]) -> None:
     """The change log's trigger on every tenant table (once the mark is committed; the triggers of a
-    concurrent move of another tenant are the same ones)."""
-    with src.transaction():
-        src.execute("SELECT pg_advisory_xact_lock(%s::int4, 0)", (MOVE_LOCK,))  # moves of other tenants take turns
-        for table in tables:
-            arguments = pgsql.SQL(", ").join(pgsql.Literal(key) for key, _ in table.keys)
+    concurrent move of another tenant are the same ones). One table per transaction: a trigger waits
+    for the writes in flight on its table, and a transaction locking several tables could deadlock
+    with a writer of several. A write committed before its table's trigger is read by the copy,
+    which starts after the last one."""
+    for table in tables:
+        arguments = pgsql.SQL(", ").join(pgsql.Literal(key) for key, _ in table.keys)
+        with src.transaction():
+            src.execute("SELECT pg_advisory_xact_lock(%s::int4, 0)", (MOVE_LOCK,))  # moves of other tenants take turns
             src.execute(pgsql.SQL("CREATE OR REPLACE TRIGGER {} AFTER INSERT OR UPDATE OR DELETE ON {} FOR EACH ROW"
                                   " EXECUTE FUNCTION memlane_log_move({})").format(
                 pgsql.Identifier(_TRIGGER), pgsql.Identifier(table.name), arguments))
@@ -403,8 +406,10 @@ def _clean_source(src: psycopg.Connection, tables: list[_Table], tenant: str, ke
                 src.execute(pgsql.SQL("DELETE FROM {} WHERE tenant = %s" + table.extra).format(
                     pgsql.Identifier(table.name)), (tenant,))
         src.execute("DELETE FROM memlane_move_log WHERE tenant = %s", (tenant,))
-        if not src.execute("SELECT 1 FROM memlane_meta WHERE key = 'moving' LIMIT 1").fetchone():
+    for table in tables:  # one table per transaction, as they were put there
+        with src.transaction():
             src.execute("SELECT pg_advisory_xact_lock(%s::int4, 0)", (MOVE_LOCK,))
-            for table in tables:
-                src.execute(pgsql.SQL("DROP TRIGGER IF EXISTS {} ON {}").format(
-                    pgsql.Identifier(_TRIGGER), pgsql.Identifier(table.name)))
+            if src.execute("SELECT 1 FROM memlane_meta WHERE key = 'moving' LIMIT 1").fetchone():
+                return  # another tenant's move needs them
+            src.execute(pgsql.SQL("DROP TRIGGER IF EXISTS {} ON {}").format(
+                pgsql.Identifier(_TRIGGER), pgsql.Identifier(table.name)))
