@@ -3,7 +3,7 @@
 ``enqueue`` writes, in one transaction, the messages (verbatim, as every add does), a
 *provisional* memory per message (what was sent, embedded as a memory is, so the very next
 search finds it) and the job. ``run`` is a worker's turn: the same formation a synchronous add
-does (``Memory.decide``), written in one transaction with the job's end and the removal of the
+does (``Formation.decide``), written in one transaction with the job's end and the removal of the
 provisional memories, so a search sees either what was sent or what was formed, never both,
 and a job's effect is applied once however many workers tried it.
 """
@@ -13,12 +13,15 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from memlane.core import timeutil
-from memlane.core.changes import EXPIRED, ChangeSet
-from memlane.core.jobs import ADD, FAILED, SUCCEEDED, Job, JobDone, order_key
-from memlane.core.models import MessageRecord, NewMemory
+from memlane.background.workers import Workers
+from memlane.core import timeutil, validation
+from memlane.core.arguments import AddCall
+from memlane.core.changes import ChangeSet
+from memlane.core.errors import EventNotFoundError
+from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, Job, JobDone, order_key
+from memlane.core.models import Message, MessageRecord, NewMemory
+from memlane.core.scope import SCOPE_KEYS
 from memlane.ingest import records as ingest_records
-from memlane.ingest.request import AddRequest
 
 if TYPE_CHECKING:
     from memlane.memory import Memory
@@ -26,12 +29,50 @@ if TYPE_CHECKING:
 QUEUED = "queued: formed in the background; Memory.event(event_id) or GET /v1/event/{event_id}/ tells its outcome"
 
 
-def enqueue(memory: "Memory", request: AddRequest, kept: list[MessageRecord]) -> dict[str, Any]:
+class FormsInBackground:
+    """``Memory``'s side of background formation: its events, and the workers that form its async adds
+    (unless a server's or ``memlane worker``'s do: ``Memory(background=False)``)."""
+
+    def event(self: "Memory", event_id: str) -> dict[str, Any]:
+        """An async add's event: ``status`` ``PENDING`` / ``RUNNING`` / ``SUCCEEDED`` (``result``: the
+        add's full answer; ``results`` as mem0's platform lists them) / ``FAILED`` (``error``: why)."""
+        job = self.store.job(validation.identifier(event_id, "event_id", required=True))
+        if job is None:
+            raise EventNotFoundError(event_id)
+        return job.to_event()
+
+    def events(self: "Memory", status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest ``limit`` events (of one ``status``), newest first."""
+        status = validation.choice(status, STATES, "status")
+        return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits))]
+
+    def start_background(self: "Memory") -> None:
+        """Start this ``Memory``'s workers (``config.background.workers`` threads); they also form the
+        jobs an earlier process queued and left (after a crash, once their lease has run out)."""
+        if self._workers is None and self.background and self.config.background.workers:
+            self._workers = Workers(lambda: [self.store], lambda job, queue: self, self.config.background).start()
+
+    def _queued(self: "Memory") -> None:
+        if self.on_queued is not None:
+            return self.on_queued()
+        self.start_background()
+        if self._workers is not None:
+            self._workers.wake()
+
+    def run_job(self: "Memory", job: Job, worker: str) -> None:
+        """Form a job ``worker`` holds (a worker thread calls it)."""
+        run(self, job, worker)
+
+    def fail_job(self: "Memory", job: Job, worker: str, error: str) -> None:
+        fail(self, job, worker, error)
+
+
+def enqueue(memory: "Memory", call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
     """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
     (``PENDING`` with the event id) with the kept message ids and the provisional memories."""
-    job = Job(id=_event_id(), kind=ADD, order_key=order_key(request.ids), created_at=timeutil.now_iso(),
-              request=request.to_json([m.id for m in kept]))
-    provisional = ingest_records.records(_provisional(memory, request, kept, job.id), memory.embeddings,
+    job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
+              request=call_json(call, [m.id for m in kept]))
+    provisional = ingest_records.records(_provisional(memory, call, kept, job.id), memory.embeddings,
                                          memory.config.retrieval)
     memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job]))
     return {"results": [{"message": QUEUED, "status": "PENDING", "event_id": job.id}], "status": "PENDING",
@@ -43,21 +84,35 @@ def _event_id() -> str:
     return str(uuid.uuid4())
 
 
-def _provisional(memory: "Memory", request: AddRequest, kept: list[MessageRecord], event_id: str) -> list[NewMemory]:
+def _provisional(memory: "Memory", call: AddCall, kept: list[MessageRecord], event_id: str) -> list[NewMemory]:
     """What was sent, a memory per message but system messages (as ``infer=False`` stores them)."""
     if not memory.config.background.provisional:
         return []
-    return [NewMemory(text=m.content, actor_id=request.promoted.get("actor_id", m.name),
-                      role=request.promoted.get("role", m.role), metadata=request.metadata,
-                      memory_type=request.memory_type, source_message_ids=[record.id], event_id=event_id,
-                      valid_to=request.expires, invalid_reason=EXPIRED if request.expires else None, **request.ids)
-            for m, record in zip(request.received, kept) if m.role != "system"]
+    return [NewMemory(text=m.content, actor_id=call.promoted.get("actor_id", m.name),
+                      role=call.promoted.get("role", m.role), metadata=call.metadata, memory_type=call.memory_type,
+                      source_message_ids=[record.id], event_id=event_id, **call.expiry, **call.ids)
+            for m, record in zip(call.messages, kept) if m.role != "system"]
+
+
+def call_json(call: AddCall, message_ids: list[str]) -> dict[str, Any]:
+    """What a queued job keeps of the add (checked when it was queued) and of its kept messages."""
+    return {**call.ids, "messages": [m.model_dump(exclude_none=True) for m in call.messages],
+            "message_ids": list(message_ids), "metadata": call.metadata, "promoted": call.promoted,
+            "infer": call.infer, "memory_type": call.memory_type, "expires": call.expires}
+
+
+def from_json(data: dict[str, Any]) -> tuple[AddCall, list[str]]:
+    """A queued job's add, and the ids of its kept messages."""
+    return (AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
+                    metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
+                    infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires")),
+            list(data["message_ids"]))
 
 
 def run(memory: "Memory", job: Job, worker: str) -> None:
     """Form a held job and end it, in one transaction (``JobLostError`` when another worker took it)."""
-    request, message_ids = AddRequest.from_json(job.request)
-    changes, outcome = memory.decide(request, message_ids)
+    call, message_ids = from_json(job.request)
+    changes, outcome = memory.formation.decide(call, message_ids)
     status = SUCCEEDED if outcome.get("status") == "ok" else FAILED
     changes.job_done = JobDone(id=job.id, worker=worker, attempt=job.attempts, status=status, result=outcome,
                                error=outcome.get("reason"))
