@@ -112,11 +112,8 @@ class Memory(FormsInBackground):
         ``skipped`` (``infer=True``) each message that changed nothing, with why:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
 
-        ``async_mode=True`` answers at once (mem0 platform's shape, ``status: PENDING`` and an
-        ``event_id``); each message is searchable at once as a *provisional* memory, formation runs in
-        the background (in order per user), and ``event(event_id)`` tells the outcome
-        (docs/deployment.md).
-        """
+        ``async_mode=True`` answers at once (``PENDING``, an ``event_id`` for ``event``); what was sent is
+        searchable at once, formed in the background (docs/deployment.md)."""
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits)
         now = timeutil.now_iso()
@@ -327,16 +324,22 @@ class Memory(FormsInBackground):
     # -- agent context (docs/context.md) -------------------------------------
 
     def should_search_memory(self, conversation: Any = None, system_prompt: str = "", *,
-                             explain: bool = False) -> "bool | agent_context.SearchDecision":
-        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
-        (memory words, question words, relationship pronouns; English and Chinese), weights and
-        threshold in ``config.context`` (``gate="seed"``: as seed 004 reads, the default; ``"tuned"``:
-        memlane's). An empty or missing conversation needs no search (False). ``explain=True``
-        returns a ``SearchDecision`` with the score of each signal instead of the bool."""
+                             explain: bool = False, user_id: Any = None,
+                             agent_id: Any = None) -> "bool | agent_context.SearchDecision":
+        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate (English
+        and Chinese; small talk never searches), settings in ``config.context`` (``gate="tuned"``, the
+        default, or ``"seed"``: docs/context.md). A named scope (``user_id``, ``agent_id``) adds what it
+        holds (none: no search). An empty or missing conversation needs no search (False).
+        ``explain=True`` returns a ``SearchDecision`` with the score of each signal."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
         explain = validation.flag(explain, "explain", False)
-        decision = agent_context.decide(turns, system_prompt, self.config.context)
+        evidence = None
+        if (user_id is not None or agent_id is not None) and turns:
+            pools = agent_context.scope_pools(validation.identifier(user_id, "user_id"),
+                                              validation.identifier(agent_id, "agent_id"))
+            evidence = self.searcher.evidence(turns, pools)
+        decision = agent_context.decide(turns, system_prompt, self.config.context, evidence)
         return decision if explain else decision.should_search
 
     def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",

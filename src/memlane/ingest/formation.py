@@ -27,8 +27,7 @@ from memlane.core.models import Message, NewMemory, text_hash
 from memlane.core.scope import ACTIVE, FORMED
 from memlane.embeddings import Embeddings, memory_text
 from memlane.ingest import candidates as formation_candidates
-from memlane.ingest import offline_extract, speakers
-from memlane.ingest import records as ingest_records
+from memlane.ingest import offline_extract, records, speakers
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Engine, FormationFailed
@@ -60,9 +59,9 @@ class Formation:
             if self.graph is not None:  # relations are written with the memories, or alone when formation fails
                 graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
             return self.form(call, message_ids, outcome, graph) or ChangeSet(), outcome
-        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
-        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
-        return ChangeSet(inserts=records), outcome
+        stored = records.records(drafts, self.embeddings, self.config.retrieval)
+        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in stored]
+        return ChangeSet(inserts=stored), outcome
 
     def procedural(self, call: AddCall, message_ids: list[str]) -> list[NewMemory]:
         """The agent's procedure, summarised by the engine (raises ``FormationFailed``)."""
@@ -122,7 +121,9 @@ class Formation:
             return ChangeSet(graph=graph) if graph else None
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
-                          memory_type=call.memory_type, expires=call.expires)
+                          memory_type=call.memory_type, expires=call.expires,
+                          revised_vector=lambda record, change: records.revised_vector(record, change, self.embeddings,
+                                                                                       settings))
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
                             lambda texts, actors: self.embeddings.documents(
                                 [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))
