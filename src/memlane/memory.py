@@ -52,8 +52,7 @@ class Memory(FormsInBackground):
     ):
         """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
         CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given.
-        ``background``: this ``Memory`` forms its async adds itself (worker threads started by the
-        first one; ``config.background``); False when a server's or ``memlane worker``'s do."""
+        ``background``: it forms its async adds itself (False: a server's or ``memlane worker``'s do)."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
