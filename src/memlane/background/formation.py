@@ -71,7 +71,7 @@ def enqueue(memory: "Memory", call: AddCall, kept: list[MessageRecord]) -> dict[
     """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
     (``PENDING`` with the event id) with the kept message ids and the provisional memories."""
     job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
-              request=call_json(call, [m.id for m in kept]))
+              request=call_json(call, kept))
     provisional = ingest_records.records(_provisional(memory, call, kept, job.id), memory.embeddings,
                                          memory.config.retrieval)
     memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job]))
@@ -90,29 +90,34 @@ def _provisional(memory: "Memory", call: AddCall, kept: list[MessageRecord], eve
         return []
     return [NewMemory(text=m.content, actor_id=call.promoted.get("actor_id", m.name),
                       role=call.promoted.get("role", m.role), metadata=call.metadata, memory_type=call.memory_type,
-                      source_message_ids=[record.id], event_id=event_id, **call.expiry, **call.ids)
+                      source_message_ids=[record.id], event_id=event_id, created_at=record.created_at,
+                      updated_at=record.created_at, **call.expiry, **call.ids)
             for m, record in zip(call.messages, kept) if m.role != "system"]
 
 
-def call_json(call: AddCall, message_ids: list[str]) -> dict[str, Any]:
-    """What a queued job keeps of the add (checked when it was queued) and of its kept messages."""
+def call_json(call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
+    """What a queued job keeps of the add (checked when it was queued) and of its kept messages (their
+    ids, and when each was said: formed later, the memories still carry the time of the add)."""
     return {**call.ids, "messages": [m.model_dump(exclude_none=True) for m in call.messages],
-            "message_ids": list(message_ids), "metadata": call.metadata, "promoted": call.promoted,
-            "infer": call.infer, "memory_type": call.memory_type, "expires": call.expires}
+            "message_ids": [m.id for m in kept], "times": [m.created_at for m in kept], "metadata": call.metadata,
+            "promoted": call.promoted, "infer": call.infer, "memory_type": call.memory_type,
+            "expires": call.expires, "said_at": call.said_at}
 
 
-def from_json(data: dict[str, Any]) -> tuple[AddCall, list[str]]:
-    """A queued job's add, and the ids of its kept messages."""
-    return (AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
-                    metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
-                    infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires")),
-            list(data["message_ids"]))
+def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str], list[str]]:
+    """A queued job's add, the ids of its kept messages and when each was said (a job queued before the
+    times were kept: ``queued_at``)."""
+    call = AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
+                   metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
+                   infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires"),
+                   said_at=data.get("said_at"))
+    return call, list(data["message_ids"]), list(data.get("times") or call.times(queued_at))
 
 
 def run(memory: "Memory", job: Job, worker: str) -> None:
     """Form a held job and end it, in one transaction (``JobLostError`` when another worker took it)."""
-    call, message_ids = from_json(job.request)
-    changes, outcome = memory.formation.decide(call, message_ids)
+    call, message_ids, times = from_json(job.request, job.created_at)
+    changes, outcome = memory.formation.decide(call, message_ids, times)
     status = SUCCEEDED if outcome.get("status") == "ok" else FAILED
     changes.job_done = JobDone(id=job.id, worker=worker, attempt=job.attempts, status=status, result=outcome,
                                error=outcome.get("reason"))

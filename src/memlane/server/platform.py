@@ -78,7 +78,7 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
                                          memory_type=body.memory_type, expiration_date=body.expiration_date,
-                                         async_mode=bool(body.async_mode), **ids)
+                                         timestamp=body.timestamp, async_mode=bool(body.async_mode), **ids)
     if outcome["status"] == "PENDING":  # async_mode: the platform's answer, the provisional memories beside it
         return {**outcome, "message": outcome["results"][0]["message"]}
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]

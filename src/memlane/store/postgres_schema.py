@@ -286,6 +286,12 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memlane_doc_pages_terms ON memlane_doc_pages USING gin (terms)",
         "CREATE INDEX memlane_doc_pages_unindexed ON memlane_doc_pages (tenant) WHERE nterms IS NULL",
     ],
+    # keyword analyzer 2 (text/keywords.py): pages whose text is not all printable ASCII are indexed
+    # again by the document store (nterms NULL); memories by ``PostgresDatabase`` right after this
+    # migration (their terms are computed in Python: ``reindex_keywords``)
+    [
+        "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'",  # _REINDEX
+    ],
     # past one machine (docs/deployment.md):
     # - background formation (core/jobs.py, store/sql_jobs.py): the queue of add(async_mode=True)
     #   calls, read with FOR UPDATE SKIP LOCKED, with state, result and lease; each provisional
@@ -294,8 +300,9 @@ MIGRATIONS: list[list[str]] = [
     # - the tenant directory: tenants placed in another database (hosting/placement.py), and the
     #   change log of a tenant being moved there (store/tenant_move.py), filled by a trigger
     #   that ``memlane tenants move`` puts on the tenant tables while it runs
+    # (each statement may run again: a test rolls the version back to before the keyword analyzer 2)
     [
-        f"""CREATE TABLE memlane_jobs (
+        f"""CREATE TABLE IF NOT EXISTS memlane_jobs (
             tenant text {_C} NOT NULL,
             seq bigint GENERATED ALWAYS AS IDENTITY,
             id text {_C} NOT NULL,
@@ -314,12 +321,12 @@ MIGRATIONS: list[list[str]] = [
             finished_at text {_C},
             PRIMARY KEY (tenant, id)
         )""",
-        "CREATE INDEX memlane_jobs_queue ON memlane_jobs (seq) WHERE status IN ('PENDING', 'RUNNING')",
-        "CREATE INDEX memlane_jobs_open ON memlane_jobs (tenant, order_key, seq) WHERE status IN ('PENDING', 'RUNNING')",
-        "CREATE INDEX memlane_jobs_finished ON memlane_jobs (finished_at) WHERE finished_at IS NOT NULL",
-        f"ALTER TABLE memlane_memories ADD COLUMN event_id text {_C}",
-        "CREATE INDEX memlane_memories_event ON memlane_memories (tenant, event_id) WHERE event_id IS NOT NULL",
-        f"""CREATE TABLE memlane_api_keys (
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_queue ON memlane_jobs (seq) WHERE status IN ('PENDING', 'RUNNING')",
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_open ON memlane_jobs (tenant, order_key, seq) WHERE status IN ('PENDING', 'RUNNING')",
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_finished ON memlane_jobs (finished_at) WHERE finished_at IS NOT NULL",
+        f"ALTER TABLE memlane_memories ADD COLUMN IF NOT EXISTS event_id text {_C}",
+        "CREATE INDEX IF NOT EXISTS memlane_memories_event ON memlane_memories (tenant, event_id) WHERE event_id IS NOT NULL",
+        f"""CREATE TABLE IF NOT EXISTS memlane_api_keys (
             id text {_C} PRIMARY KEY,
             prefix text {_C} NOT NULL,
             hash text NOT NULL UNIQUE,
@@ -328,14 +335,14 @@ MIGRATIONS: list[list[str]] = [
             created_at text {_C} NOT NULL,
             revoked_at text {_C}
         )""",
-        "CREATE INDEX memlane_api_keys_prefix ON memlane_api_keys (prefix)",
-        f"""CREATE TABLE memlane_tenant_placement (
+        "CREATE INDEX IF NOT EXISTS memlane_api_keys_prefix ON memlane_api_keys (prefix)",
+        f"""CREATE TABLE IF NOT EXISTS memlane_tenant_placement (
             tenant text {_C} PRIMARY KEY,
             location text NOT NULL,
             state text NOT NULL CHECK (state IN ('active', 'switching')),
             updated_at text {_C} NOT NULL
         )""",
-        f"""CREATE TABLE memlane_move_log (
+        f"""CREATE TABLE IF NOT EXISTS memlane_move_log (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             tenant text {_C} NOT NULL,
             tbl text NOT NULL,
@@ -343,7 +350,7 @@ MIGRATIONS: list[list[str]] = [
         )""",
         # AFTER each row change of a tenant table, while a move of that tenant runs (its 'moving'
         # row in memlane_meta): the changed row's key (the trigger's arguments name its columns)
-        """CREATE FUNCTION memlane_log_move() RETURNS trigger LANGUAGE plpgsql AS $$
+        """CREATE OR REPLACE FUNCTION memlane_log_move() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
             t text;
             r jsonb;
@@ -372,6 +379,11 @@ MIGRATIONS: list[list[str]] = [
         $$""",
     ],
 ]
+
+_REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
+#: the schema version whose migration changed the keyword analyzer: a database brought past it has its
+#: memories' keyword terms computed again (``PostgresDatabase``, ``reindex_keywords``)
+KEYWORD_ANALYZER_2 = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _REINDEX in steps)
 
 VERSION = len(MIGRATIONS)
 
