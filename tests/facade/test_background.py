@@ -235,3 +235,27 @@ def test_an_export_leaves_out_what_is_not_formed_yet(backend, hashing_embedder):
         out = io.StringIO()
         assert transfer.export_jsonl(memory, out, MATCH_ALL) == 1
         assert [json.loads(line)["memory"] for line in out.getvalue().splitlines()] == ["a formed note"]
+
+
+def test_an_async_add_keeps_when_it_was_said(backend, hashing_embedder, llm):
+    """``timestamp`` and a message's ``created_at`` date the provisional memories and, formed later, the
+    memories formed: the time of the conversation, not of the worker's turn."""
+    server, _ = llm
+    may, june = "2023-05-08T13:56:00.000000+00:00", "2023-06-01T09:00:00.000000+00:00"
+    store = backend()
+    queued = {**store, "background": {"workers": 0}}  # nobody forms yet
+    with Memory(queued, embedder=hashing_embedder) as memory:
+        verbatim = memory.add([{"role": "user", "content": "I keep bees on my roof"},
+                               {"role": "user", "content": "I adopted a cat named Miso", "created_at": june}],
+                              user_id="alice", infer=False, timestamp=may, async_mode=True)
+        assert {memory.get(p["id"])["created_at"] for p in verbatim["provisional"]} == {may, june}
+        formed = memory.add("I live in Paris", user_id="bob", timestamp=may, async_mode=True)
+    with Memory(_config(lambda: store, server), embedder=hashing_embedder) as memory:
+        memory.start_background()  # forms what the other process queued
+        for event_id in (verbatim["event_id"], formed["event_id"]):
+            assert _settle(memory, event_id)["status"] == "SUCCEEDED"
+        assert {m["memory"]: m["created_at"] for m in memory.get_all(user_id="alice")["results"]} == \
+            {"I keep bees on my roof": may, "I adopted a cat named Miso": june}
+        bob = memory.get_all(user_id="bob")["results"]
+        assert bob and not any(m.get("provisional") for m in bob) and {m["created_at"] for m in bob} == {may}
+        assert {m["created_at"] for m in memory.get_messages(user_id="bob")} == {may}
