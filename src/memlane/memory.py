@@ -9,6 +9,7 @@ call's outcome in one transaction.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime
@@ -434,8 +435,11 @@ class Memory:
 
 
 def __getattr__(name: str) -> Any:
-    """``memlane.memory.AsyncMemory`` as before: it lives in ``async_memory.py``, derived from ``Memory``."""
+    """``memlane.memory.AsyncMemory``, a name that moved: it lives in ``async_memory.py`` (import it from
+    ``memlane``). A compatibility alias, not a dependency (docs/architecture.md)."""
     if name == "AsyncMemory":
+        warnings.warn("memlane.memory.AsyncMemory moved: import it from memlane (or memlane.async_memory)",
+                      DeprecationWarning, stacklevel=2)
         from memlane.async_memory import AsyncMemory
 
         return AsyncMemory

@@ -37,8 +37,9 @@ from memlane.documents.models import (
     PageRecord,
     PageWrite,
 )
+from memlane.documents.backends import document_store
 from memlane.documents.store import DocumentStore
-from memlane.core.errors import ConfigError, InvalidInputError, UnsupportedInputError
+from memlane.core.errors import InvalidInputError, UnsupportedInputError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
 from memlane.retrieval import feedback, fusion
@@ -53,13 +54,6 @@ Progress = inputs.Progress
 #: ``Documents.for_memory``: one Documents per live Memory
 _SHARED: "weakref.WeakKeyDictionary[Any, Documents]" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
-
-
-def _document_store(store: Any, tenant: str) -> DocumentStore:
-    """The document store sharing a memory store's file or database (and, on PostgreSQL, its tenant)."""
-    if not hasattr(store, "document_store"):
-        raise ConfigError(f"document collections need the sqlite or postgres store, not {type(store).__name__}")
-    return store.document_store(tenant)
 
 
 def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None) -> MultiVectorEncoder:
@@ -100,7 +94,7 @@ class Documents:
             self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.settings = self.config.documents
         self.encoder = encoder or default_encoder(self.settings, memory)
-        self.store = store or _document_store(memory.store, tenant)
+        self.store = store or document_store(memory.store, tenant)
         #: the page index searched, kept in step with the store
         self.index = LiveIndex(self.store, self.encoder)
 
