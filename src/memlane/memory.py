@@ -19,6 +19,7 @@ from memlane.core import arguments, scope, timeutil, validation
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
+from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
 from memlane.core.graph_models import GraphChanges
 from memlane.core.ids import new_id
@@ -35,7 +36,7 @@ from memlane.retrieval.searcher import Searcher
 from memlane.store import Store, create_store
 
 
-class Memory:
+class Memory(Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
 
@@ -432,12 +433,6 @@ class Memory:
 
     def close(self) -> None:
         self.store.close()
-
-    def __enter__(self) -> "Memory":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def __getattr__(name: str) -> Any:

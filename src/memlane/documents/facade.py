@@ -8,12 +8,11 @@ the page index it keeps in memory and in step with the store (``live_index``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import functools
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +20,8 @@ import numpy as np
 
 from memlane.core import config as config_mod
 from memlane.core import validation
+from memlane.core.closing import Closing
+from memlane.core.offload import offload
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
@@ -69,7 +70,7 @@ def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None) ->
     return create_encoder(spec)
 
 
-class Documents:
+class Documents(Closing):
     """Document collections searched by late interaction (MaxSim over token vectors).
 
     ``Documents()`` works offline: the default store (``~/.memlane/memlane.db``) and the local
@@ -259,12 +260,6 @@ class Documents:
         if self._owned is not None:
             self._owned.close()
 
-    def __enter__(self) -> "Documents":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # -- internals -------------------------------------------------------------------------------
 
     def _search_options(self, collection_name: str, query_filter: Mapping[str, Any] | None,
@@ -420,14 +415,7 @@ def _document_out(d: DocumentRecord, pages: list[PageRecord] | None = None) -> d
 # -- async ----------------------------------------------------------------------------------------
 
 
-def _offload(name: str) -> Callable[..., Any]:
-    method = getattr(Documents, name)
-
-    @functools.wraps(method)
-    async def call(self: "AsyncDocuments", *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
-
-    return call
+_offload = functools.partial(offload, Documents)
 
 
 class AsyncDocuments:
