@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memlane.core import config as config_mod
+from memlane.core.closing import AsyncClosing
 from memlane.core.offload import offload
 from memlane.memory import Memory
 
@@ -15,7 +16,7 @@ from memlane.memory import Memory
 _offload = functools.partial(offload, Memory)
 
 
-class AsyncMemory:
+class AsyncMemory(AsyncClosing):
     """``Memory`` for asyncio code: the same methods and results, awaited.
 
     Blocking work (embedding, SQLite) runs in worker threads, so many calls can
@@ -51,9 +52,3 @@ class AsyncMemory:
     close = _offload("close")
     should_search_memory = _offload("should_search_memory")
     search_memory_with_context = _offload("search_memory_with_context")
-
-    async def __aenter__(self) -> "AsyncMemory":
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()

@@ -1,5 +1,6 @@
 """``with`` for the objects that hold a store, a pool or an HTTP client (``Memory``, ``Documents``, the
-CLI's ``RemoteMemory``): the block gives the object itself, and leaving it calls ``close()``."""
+CLI's ``RemoteMemory``), and ``async with`` for their async twins (``AsyncMemory``, ``AsyncDocuments``):
+the block gives the object itself, and leaving it calls ``close()`` (awaited by a twin)."""
 
 from __future__ import annotations
 
@@ -15,3 +16,14 @@ class Closing:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class AsyncClosing:
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

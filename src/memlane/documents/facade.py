@@ -20,7 +20,7 @@ import numpy as np
 
 from memlane.core import config as config_mod
 from memlane.core import validation
-from memlane.core.closing import Closing
+from memlane.core.closing import AsyncClosing, Closing
 from memlane.core.offload import offload
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
@@ -418,7 +418,7 @@ def _document_out(d: DocumentRecord, pages: list[PageRecord] | None = None) -> d
 _offload = functools.partial(offload, Documents)
 
 
-class AsyncDocuments:
+class AsyncDocuments(AsyncClosing):
     """``Documents`` for asyncio code: the same methods and results, awaited (run in worker threads)."""
 
     def __init__(self, config: config_mod.MemoryConfig | Mapping[str, Any] | None = None, *,
@@ -440,9 +440,3 @@ class AsyncDocuments:
     filter = _offload("filter")
     info = _offload("info")
     close = _offload("close")
-
-    async def __aenter__(self) -> "AsyncDocuments":
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
