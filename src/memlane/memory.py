@@ -22,7 +22,6 @@ from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
 from memlane.core.graph_models import GraphChanges
-from memlane.core.ids import new_id
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
@@ -115,9 +114,8 @@ class Memory(Closing):
         """
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits, timestamp)
-        times = call.times(timeutil.now_iso())
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **call.ids)
-                for m, at in zip(call.messages, times)]
+        kept = call.message_records(timeutil.now_iso())
+        times = [m.created_at for m in kept]
         self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
         message_ids = [m.id for m in kept]
         outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
@@ -292,9 +290,7 @@ class Memory(Closing):
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        if self.graph is not None or any(self.searcher.flags(keyword_search, rerank, filter_memories).values()):
-            return False
-        return isinstance(query, str) and self.embeddings.has_query(query)
+        return self.graph is None and self.searcher.is_quick(query, keyword_search, rerank, filter_memories)
 
     def get_messages(
         self,
@@ -342,16 +338,11 @@ class Memory(Closing):
         default, or ``"seed"``: docs/context.md). A named scope (``user_id``, ``agent_id``) adds what it
         holds (none: no search). An empty or missing conversation needs no search (False).
         ``explain=True`` returns a ``SearchDecision`` with the score of each signal."""
-        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
-                                                       self.config.context.max_conversation_chars)
-        explain = validation.flag(explain, "explain", False)
-        evidence = None
-        if (user_id is not None or agent_id is not None) and turns:
-            pools = agent_context.scope_pools(validation.identifier(user_id, "user_id"),
-                                              validation.identifier(agent_id, "agent_id"))
-            evidence = self.searcher.evidence(turns, pools)
-        decision = agent_context.decide(turns, system_prompt, self.config.context, evidence)
-        return decision if explain else decision.should_search
+        call = arguments.gate(conversation, system_prompt, explain, user_id, agent_id, self.limits,
+                              self.config.context.max_conversation_chars)
+        evidence = self.searcher.evidence(call.turns, agent_context.scope_pools(*call.scope)) if call.scope else None
+        decision = agent_context.decide(call.turns, call.system_prompt, self.config.context, evidence)
+        return decision if call.explain else decision.should_search
 
     def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",
                                    user_id: Any = None, max_results: int = 10, *,
