@@ -11,7 +11,7 @@ and a job's effect is applied once however many workers tried it.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memlane.background.workers import Workers
 from memlane.core import timeutil, validation
@@ -23,8 +23,8 @@ from memlane.core.models import Message, MessageRecord, NewMemory
 from memlane.core.scope import SCOPE_KEYS
 from memlane.ingest import records as ingest_records
 
-if TYPE_CHECKING:
-    from memlane.memory import Memory
+#: the ``Memory`` (memory.py) whose side this is: named, not imported (memory.py imports this module)
+Facade = Any
 
 QUEUED = "queued: formed in the background; Memory.event(event_id) or GET /v1/event/{event_id}/ tells its outcome"
 
@@ -33,7 +33,7 @@ class FormsInBackground:
     """``Memory``'s side of background formation: its events, and the workers that form its async adds
     (unless a server's or ``memlane worker``'s do: ``Memory(background=False)``)."""
 
-    def event(self: "Memory", event_id: str) -> dict[str, Any]:
+    def event(self: Facade, event_id: str) -> dict[str, Any]:
         """An async add's event: ``status`` ``PENDING`` / ``RUNNING`` / ``SUCCEEDED`` (``result``: the
         add's full answer; ``results`` as mem0's platform lists them) / ``FAILED`` (``error``: why)."""
         job = self.store.job(validation.identifier(event_id, "event_id", required=True))
@@ -41,33 +41,33 @@ class FormsInBackground:
             raise EventNotFoundError(event_id)
         return job.to_event()
 
-    def events(self: "Memory", status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+    def events(self: Facade, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The newest ``limit`` events (of one ``status``), newest first."""
         status = validation.choice(status, STATES, "status")
         return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits))]
 
-    def start_background(self: "Memory") -> None:
+    def start_background(self: Facade) -> None:
         """Start this ``Memory``'s workers (``config.background.workers`` threads); they also form the
         jobs an earlier process queued and left (after a crash, once their lease has run out)."""
         if self._workers is None and self.background and self.config.background.workers:
             self._workers = Workers(lambda: [self.store], lambda job, queue: self, self.config.background).start()
 
-    def _queued(self: "Memory") -> None:
+    def _queued(self: Facade) -> None:
         if self.on_queued is not None:
             return self.on_queued()
         self.start_background()
         if self._workers is not None:
             self._workers.wake()
 
-    def run_job(self: "Memory", job: Job, worker: str) -> None:
+    def run_job(self: Facade, job: Job, worker: str) -> None:
         """Form a job ``worker`` holds (a worker thread calls it)."""
         run(self, job, worker)
 
-    def fail_job(self: "Memory", job: Job, worker: str, error: str) -> None:
+    def fail_job(self: Facade, job: Job, worker: str, error: str) -> None:
         fail(self, job, worker, error)
 
 
-def enqueue(memory: "Memory", call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
+def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
     """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
     (``PENDING`` with the event id) with the kept message ids and the provisional memories."""
     job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
@@ -84,7 +84,7 @@ def _event_id() -> str:
     return str(uuid.uuid4())
 
 
-def _provisional(memory: "Memory", call: AddCall, kept: list[MessageRecord], event_id: str) -> list[NewMemory]:
+def _provisional(memory: Facade, call: AddCall, kept: list[MessageRecord], event_id: str) -> list[NewMemory]:
     """What was sent, a memory per message but system messages (as ``infer=False`` stores them)."""
     if not memory.config.background.provisional:
         return []
@@ -114,7 +114,7 @@ def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str],
     return call, list(data["message_ids"]), list(data.get("times") or call.times(queued_at))
 
 
-def run(memory: "Memory", job: Job, worker: str) -> None:
+def run(memory: Facade, job: Job, worker: str) -> None:
     """Form a held job and end it, in one transaction (``JobLostError`` when another worker took it)."""
     call, message_ids, times = from_json(job.request, job.created_at)
     changes, outcome = memory.formation.decide(call, message_ids, times)
@@ -124,7 +124,7 @@ def run(memory: "Memory", job: Job, worker: str) -> None:
     memory.store.apply(changes)
 
 
-def fail(memory: "Memory", job: Job, worker: str, error: str) -> None:
+def fail(memory: Facade, job: Job, worker: str, error: str) -> None:
     """End a job that could not be formed (its messages stay kept; its provisional memories go)."""
     memory.store.apply(ChangeSet(job_done=JobDone(id=job.id, worker=worker, attempt=job.attempts, status=FAILED,
                                                   error=error)))

@@ -28,18 +28,15 @@ from memlane.core.scope import ACTIVE, FORMED
 from memlane.embeddings import Embeddings, memory_text
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import offline_extract, records, speakers
+from memlane.ingest.pipeline import Pipeline
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Engine, FormationFailed
 
 
-class Formation:
+class Formation(Pipeline):
     def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine, graph: Any = None):
-        self.config = config
-        self.limits = config.limits.to_limits()
-        self.embeddings = embeddings
-        self.store = store
-        self.engine = engine
+        super().__init__(config, embeddings, store, engine)
         #: graph memory (``GraphMemory``): the add's relations are planned with its memories
         self.graph = graph
 

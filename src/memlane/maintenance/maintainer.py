@@ -24,7 +24,8 @@ from memlane.core.models import NewMemory
 from memlane.embeddings import Embeddings
 from memlane.ingest import records as ingest_records
 from memlane.ingest import speakers
-from memlane.ingest.types import Engine, FormationFailed
+from memlane.ingest.pipeline import Pipeline
+from memlane.ingest.types import FormationFailed
 from memlane.maintenance import plans
 from memlane.maintenance.similar import groups, similar_pairs
 from memlane.store import Store, create_store
@@ -34,14 +35,7 @@ from memlane.store.base import ReembedItem
 CLEANUP_BATCH = 500
 
 
-class Maintainer:
-    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine):
-        self.config = config
-        self.limits = config.limits.to_limits()
-        self.embeddings = embeddings
-        self.store = store
-        self.engine = engine
-
+class Maintainer(Pipeline):
     def _turn(self, where: Node, dry_run: bool) -> AbstractContextManager[None]:
         """The scope's maintenance lock (``Store.maintenance_lock``): one cleanup or merge of a scope at
         a time, across the servers of a database; a dry run only reads."""
