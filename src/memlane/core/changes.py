@@ -9,19 +9,26 @@ from typing import Any
 import numpy as np
 
 from memlane.core.graph_models import GraphChanges
+from memlane.core.jobs import Job, JobDone
 from memlane.core.models import MemoryRecord, MessageRecord
 
 
+@dataclass(slots=True, kw_only=True)
+class Attributed:
+    """Who made a change, recorded in the history row it writes (by keyword only)."""
+
+    actor_id: str | None = None
+    role: str | None = None
+
+
 @dataclass(slots=True)
-class Update:
+class Update(Attributed):
     id: str
     updated_at: str
     text: str | None = None
     hash: str | None = None
     vector: np.ndarray | None = None
     metadata: dict[str, Any] | None = None
-    actor_id: str | None = None  # who made the change (recorded in history)
-    role: str | None = None
     reason: str | None = None
     #: messages that led to this change, appended to the memory's provenance
     source_message_ids: list[str] = field(default_factory=list)
@@ -31,21 +38,17 @@ class Update:
 
 
 @dataclass(slots=True)
-class Delete:
+class Delete(Attributed):
     id: str
-    actor_id: str | None = None
-    role: str | None = None
 
 
 @dataclass(slots=True)
-class Invalidate:
+class Invalidate(Attributed):
     """Mark a memory no longer valid (contradicted or retracted) without erasing it."""
 
     id: str
     reason: str
     superseded_by: str | None = None
-    actor_id: str | None = None
-    role: str | None = None
     #: the history event written (``MERGE`` when the memory was merged into ``superseded_by``)
     event: str = "DELETE"
     #: when it stopped being valid (a conversation said at that time ended it), or None: now
@@ -70,7 +73,9 @@ class Expiry:
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one public call writes. ``keys`` are idempotency keys recorded in
-    the same transaction (e.g. lines already imported), so a retried batch is a no-op."""
+    the same transaction (e.g. lines already imported), so a retried batch is a no-op. ``jobs``
+    are queued with the rest (an ``add(async_mode=True)``: its messages, provisional memories and
+    job at once); ``job_done`` ends a held job with the effect it had (core/jobs.py)."""
 
     inserts: list[MemoryRecord] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
@@ -81,3 +86,10 @@ class ChangeSet:
     keys: list[str] = field(default_factory=list)
     #: entities and relations (graph memory), written in the same transaction
     graph: GraphChanges = field(default_factory=GraphChanges)
+    jobs: list[Job] = field(default_factory=list)
+    job_done: JobDone | None = None
+
+    def __bool__(self) -> bool:
+        """Whether there is anything to write."""
+        return bool(self.inserts or self.updates or self.invalidations or self.expiries or self.deletes
+                    or self.messages or self.keys or self.graph or self.jobs or self.job_done)

@@ -20,14 +20,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from memlane.core import jsonmatch, timeutil, vectors
 from memlane.text import keywords
 from memlane.core.errors import StoreError
-from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
+from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
 from memlane.core.models import MemoryRecord
 from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
@@ -44,7 +43,8 @@ _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
 CHANGE_LOG_KEEP = 10_000
 
 _COMPILER = SqliteFilterCompiler(
-    columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+    columns={"memory": "m.text", **{c: f"m.{c}" for c in (*MEMORY_COLUMNS, *INTERNAL_MEMORY_COLUMNS)
+                                      if c != "memory"}},
     documents={"metadata": "m.metadata"},
 )
 
@@ -106,11 +106,14 @@ def register_functions(con: sqlite3.Connection) -> None:
 
 
 class SQLiteStore(SqlMemoryStore):
+    #: ``vector_store.provider`` (``SharedDatabase``: the document store beside it is found by it)
+    provider = "sqlite"
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
-              "graph_entities": "graph_entities", "graph_relations": "graph_relations"}
+              "graph_entities": "graph_entities", "graph_relations": "graph_relations", "jobs": "jobs"}
     PLACEHOLDER = "?"
     NOW = NOW_SQL
+    EPOCH = "((julianday('now') - 2440587.5) * 86400.0)"
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
     SCOPES_FROM_INDEX = True
@@ -142,7 +145,7 @@ class SQLiteStore(SqlMemoryStore):
             con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_dtype', ?)", (vector_dtype,))
         # The dtype chosen when the file was created wins; the setting only applies to new stores.
         self.dtype = vectors.DTYPES[self._run(lambda con: self._meta(con, ("vector_dtype",)))["vector_dtype"]]
-        self._matrix = VectorMatrix(self)
+        self._matrix = VectorMatrix(self._connect, self._dims, self.dtype)
         self._keyword_stats = keyword_stats.ScopeStats()
 
     @property
@@ -287,11 +290,11 @@ class SQLiteStore(SqlMemoryStore):
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
                 " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
-                " vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " event_id, vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                   r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
                   self._list_in(unique(r.source_message_ids)), r.valid_to,
-                  r.invalid_reason, r.superseded_by, vectors.to_blob(r.vector, dtype), len(terms))
+                  r.invalid_reason, r.superseded_by, r.event_id, vectors.to_blob(r.vector, dtype), len(terms))
                  for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
             )
         except sqlite3.IntegrityError as exc:
@@ -389,11 +392,11 @@ class SQLiteStore(SqlMemoryStore):
             records = self._records_by_rowid(con, [rows[i][0] for i in columns])
         return [records[rows[i][0]] for i in columns], scores[:, columns]
 
-    def document_store(self, tenant: str = "default") -> Any:
-        """The document collections kept in this store's file (``memlane.Documents``), rows of ``tenant``."""
-        from memlane.documents.store_sqlite import SQLiteDocumentStore
-
-        return SQLiteDocumentStore(self, tenant)
+    def transaction(self, work: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        """``work`` on this store's connection for tables kept in its file (``SharedDatabase``): under
+        BEGIN IMMEDIATE (the store's write lock) when ``write``, else in one read snapshot."""
+        with (self._write() if write else self._snapshot()) as con:
+            return work(con)
 
     def close(self) -> None:
         self._closed = True
