@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,11 +11,10 @@ from memlane.evaluation import notes
 from memlane.ingest.offline_extract import extract
 from memlane.mcp_server import tools
 from memlane.core.models import Message
+from support.data import data, dev_case_file
 from support.server_fixtures import live  # noqa: F401  (fixture)
 
-EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
-DEV = EVAL / "notes" / "notes_dev.jsonl"
-HOLDOUT = Path(__file__).parents[1] / "data" / "notes_holdout.jsonl"
+HOLDOUT = data("notes_holdout.jsonl")
 
 
 @pytest.fixture
@@ -25,7 +23,8 @@ def memory(model_memory):
     return model_memory
 
 
-@pytest.mark.parametrize("path", [DEV, HOLDOUT], ids=["dev", "holdout"])
+@pytest.mark.parametrize("path", [dev_case_file("notes/notes_dev.jsonl"),
+                                  pytest.param(HOLDOUT, id="holdout")])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))
     failed = {c["id"]: c["failures"] for c in report["cases"] if not c["passed"]}

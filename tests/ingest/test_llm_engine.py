@@ -2,16 +2,16 @@
 (real HTTP, the real ``openai`` SDK client, recorded well-formed and malformed answers)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from memlane import Memory
 from support.hung_endpoint import HungEndpoint
+from support.data import data
 from support.openai_server import Reply, chat_completion
 
 CHAT = "/v1/chat/completions"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "llm_outputs" / "malformed_dev.jsonl"
+CORPUS = data("llm_outputs_malformed.jsonl")  # origin: tests/data/README.md
 MALFORMED = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
