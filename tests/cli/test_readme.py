@@ -146,6 +146,10 @@ def test_server_section_runs_against_memlane_serve(workdir):
         assert '"event": "ADD"' in out.stdout.replace('"event":"ADD"', '"event": "ADD"')
         key = out.stdout.strip().splitlines()[-1].removeprefix("KEY=")
         assert key.startswith("ml_"), out.stdout
+        # as the README says: the key's tenant (default) is the memlane command's, in this process and the server's
+        for where in ("", "--local "):
+            listed = bash(f"memlane {where}list --user alice --json")
+            assert "vegetarian" in listed.stdout, (where, listed.stdout)
         result = subprocess.run([sys.executable, "-c", mem0_block], capture_output=True, text=True,
                                 timeout=TIMEOUT, env={**os.environ, "KEY": key})
         assert result.returncode == 0, result.stderr
