@@ -15,7 +15,7 @@ import pytest
 
 from memlane.hosting import local_server
 from memlane.hosting.local_server import ServerAddress
-from memlane.server.listen import PortInUseError, bind
+from memlane.hosting.listen import PortInUseError, bind
 
 
 class _Health(BaseHTTPRequestHandler):
