@@ -15,7 +15,7 @@ import pytest
 
 from memlane.hosting import local_server
 from memlane.hosting.local_server import ServerAddress
-from memlane.hosting.listen import PortInUseError, bind
+from memlane.hosting.listen import ListenError, bind
 
 
 class _Health(BaseHTTPRequestHandler):
@@ -77,15 +77,21 @@ def test_a_busy_port_names_what_holds_it(tmp_path, live):
     taken.listen()
     port = taken.getsockname()[1]
     try:
-        with pytest.raises(PortInUseError, match=f"cannot listen on 127.0.0.1:{port}: .*Another program"):
+        with pytest.raises(ListenError, match=f"cannot listen on 127.0.0.1:{port}: .*Another program"):
             bind("127.0.0.1", port, tmp_path)
     finally:
         taken.close()
     local_server.announce(tmp_path, live)  # this home's server listens on live's port
     live_port = int(live.url.rsplit(":", 1)[1])
-    with pytest.raises(PortInUseError, match=rf"already runs there \(pid {os.getpid()}\).*--port"):
+    with pytest.raises(ListenError, match=rf"already runs there \(pid {os.getpid()}\).*--port"):
         bind("127.0.0.1", live_port, tmp_path)
     assert local_server.read(tmp_path) == live  # untouched
+
+
+@pytest.mark.parametrize("host", ["192.0.2.1", "no-such-host.invalid"])  # not this machine's / no address
+def test_an_address_that_cannot_be_listened_on_says_so(tmp_path, host):
+    with pytest.raises(ListenError, match=f"cannot listen on {host}:18088: .*Check --host"):
+        bind(host, 18088, tmp_path)
 
 
 def test_a_free_port_is_bound_for_the_server_to_use(tmp_path):

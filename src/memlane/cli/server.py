@@ -48,7 +48,16 @@ def serve(
     from memlane.core.config import memlane_home
     from memlane.hosting.listen import bind
 
-    # the port first: a busy one is reported before anything loads, starts or is announced (PortInUseError)
+    try:
+        from memlane.server.app import is_loopback
+    except ImportError as exc:
+        _needs_server_extra(exc)
+    if no_auth and not is_loopback(host):
+        errors.print(f"[red]error:[/red] --no-auth serves every request without a key; it is refused together with "
+                     f"the non-loopback --host {escape(host)}. Create keys instead: memlane keys create --tenant NAME",
+                     highlight=False)
+        raise typer.Exit(2)
+    # then the port: a busy one is reported before anything loads, starts or is announced (ListenError)
     with bind(host, port, memlane_home()) as sock:
         # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
         with _bundled_postgres() if postgres else nullcontext():
@@ -57,19 +66,12 @@ def serve(
 
 def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int,
            mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool) -> None:
-    try:
-        import uvicorn
+    import uvicorn
 
-        from memlane.hosting import local_server
-        from memlane.server.app import ServerSettings, create_app, is_loopback
-        from memlane.server.first_run import active_keys, first_start_key
-    except ImportError as exc:
-        _needs_server_extra(exc)
-    if no_auth and not is_loopback(host):
-        errors.print(f"[red]error:[/red] --no-auth serves every request without a key; it is refused together with "
-                     f"the non-loopback --host {escape(host)}. Create keys instead: memlane keys create --tenant NAME",
-                     highlight=False)
-        raise typer.Exit(2)
+    from memlane.hosting import local_server
+    from memlane.server.app import ServerSettings, create_app, is_loopback
+    from memlane.server.first_run import active_keys, first_start_key
+
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     loopback = is_loopback(host)

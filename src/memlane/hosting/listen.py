@@ -8,6 +8,7 @@ first makes a busy port the first thing found: a clear error, nothing loaded, no
 
 from __future__ import annotations
 
+import errno
 import socket
 from pathlib import Path
 
@@ -15,12 +16,12 @@ from memlane.core.errors import MemlaneError
 from memlane.hosting import local_server
 
 
-class PortInUseError(MemlaneError, OSError):
-    """The address ``memlane serve`` was asked to listen on is taken."""
+class ListenError(MemlaneError, OSError):
+    """``memlane serve`` cannot listen where it was asked to (a busy port, an address not of this machine)."""
 
 
 def bind(host: str, port: int, home: Path) -> socket.socket:
-    """A socket bound to ``host:port`` (as uvicorn binds it), or ``PortInUseError`` saying what holds it."""
+    """A socket bound to ``host:port`` (as uvicorn binds it), or ``ListenError`` saying what is in the way."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family=family)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -28,7 +29,7 @@ def bind(host: str, port: int, home: Path) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise PortInUseError(_why(host, port, home, exc)) from None
+        raise ListenError(_why(host, port, home, exc)) from None
     sock.set_inheritable(True)
     return sock
 
@@ -36,6 +37,8 @@ def bind(host: str, port: int, home: Path) -> socket.socket:
 def _why(host: str, port: int, home: Path, exc: OSError) -> str:
     shown = f"[{host}]" if ":" in host else host
     message = f"cannot listen on {shown}:{port}: {exc.strerror or exc}."
+    if exc.errno != errno.EADDRINUSE:
+        return f"{message} Check --host (an address of this machine) and --port."
     announced = local_server.read(home)
     if announced is not None and announced.url.endswith(f":{port}") and local_server.running(announced):
         owner = f" (pid {announced.pid})" if announced.pid else ""
