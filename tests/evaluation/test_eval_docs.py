@@ -90,7 +90,9 @@ def test_eval_docs_command_prints_the_report_as_json(cli, tmp_path):
     assert set(report["methods"]["maxsim_exact"]) == {"nDCG@10", "R@100", "query_ms"}
 
 
-@needs_dev_eval
 def test_eval_docs_command_rejects_a_missing_file(cli, tmp_path):
-    result = cli("eval", "docs", "--docs", tmp_path / "nope.jsonl", ok=False)
+    (tmp_path / "queries.jsonl").write_text("")
+    result = cli("eval", "docs", "--docs", tmp_path / "nope.jsonl", "--queries", tmp_path / "queries.jsonl", ok=False)
     assert result.exit_code == 2 and "nope.jsonl" in result.output
+    unnamed = cli("eval", "docs", ok=False)  # no default path outside the repository: both files are asked for
+    assert unnamed.exit_code == 2 and "--docs" in unnamed.output

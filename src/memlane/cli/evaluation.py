@@ -173,14 +173,11 @@ def _print_locomo_cv(report: dict[str, Any], ks: list[int]) -> None:
     console.print(folds)
 
 
-CRANFIELD = Path("../shared/eval/cranfield")
-
-
 @command("docs", on=eval_app)
 def eval_docs(
-    docs: Path = typer.Option(CRANFIELD / "cranfield_docs.jsonl", "--docs", exists=True, dir_okay=False,
-                              help="documents (JSON Lines: doc_id, text)"),
-    queries: Path = typer.Option(CRANFIELD / "cranfield_queries_dev.jsonl", "--queries", exists=True, dir_okay=False,
+    docs: Path = typer.Option(..., "--docs", exists=True, dir_okay=False,
+                              help="documents, e.g. Cranfield's (JSON Lines: doc_id, text)"),
+    queries: Path = typer.Option(..., "--queries", exists=True, dir_okay=False,
                                  help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
                                         "queries with a judged document among them)"),

@@ -5,8 +5,8 @@ image caption when present) with metadata ``dia_id`` and ``session_date``,
 scoped to its conversation; each question is searched inside its conversation
 and recall@k = |evidence ∩ top-k turns| / |evidence|, averaged over questions
 with evidence. Categories: 1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop, 5 adversarial; "overall" is 1–4. Data format:
-``../shared/eval/README.md``.
+4 single-hop, 5 adversarial; "overall" is 1–4. Data format: LoCoMo's own JSON (a list of
+``{sample_id, conversation: {speaker_a, speaker_b, session_N, session_N_date_time}, qa}``).
 """
 
 from __future__ import annotations
