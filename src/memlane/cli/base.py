@@ -17,9 +17,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memlane.cli import render
+from memlane.core.defaults import DEFAULT_TENANT
 from memlane.core.errors import InvalidInputError, MemlaneError, ScopeError
-from memlane.memory import Memory
-from memlane.hosting.tenancy import DEFAULT_TENANT
 
 def _flags_without_a_value_placeholder() -> None:
     """typer's help shows a type placeholder (``<bool>``) beside every option, plain flags too (``--local``,
@@ -104,8 +103,8 @@ def _memory(*, remote: bool = False) -> Any:
     ``--tenant`` naming another tenant works on that tenant's store here."""
     tenant = _state.get("tenant")
     if remote and not _state["local"] and _state["config"] is None:
+        from memlane.core.defaults import memlane_home
         from memlane.hosting import local_server
-        from memlane.core.config import memlane_home
 
         address = local_server.find(memlane_home())
         if address is not None and tenant in (None, DEFAULT_TENANT):
@@ -117,6 +116,8 @@ def _memory(*, remote: bool = False) -> Any:
                 f"--tenant {tenant}: ${local_server.URL_ENV} names a server, where the key "
                 f"(${local_server.KEY_ENV}) decides the tenant; drop --tenant to use that server, "
                 "or add --local to work on the tenant's store here", field="tenant")
+    from memlane.memory import Memory
+
     return Memory(_state["config"], tenant=tenant)
 
 

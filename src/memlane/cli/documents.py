@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
-from memlane.documents import Documents
-from memlane.documents.errors import CollectionNotFoundError
+
+if TYPE_CHECKING:
+    from memlane.documents import Documents
 
 docs_app = typer.Typer(help="Document collections searched by late interaction (MaxSim over token vectors).",
                        no_args_is_help=True)
@@ -32,6 +33,8 @@ FilterOpt = typer.Option(None, "--filter", "-f",
 
 @contextmanager
 def _documents() -> Iterator[Documents]:
+    from memlane.documents import Documents
+
     with Documents(_state["config"]) as documents:
         yield documents
 
@@ -77,6 +80,8 @@ def add(
         raise typer.BadParameter("--name names one document; give one file", param_hint="--name")
     meta = _json_arg(metadata, "--metadata")
     results = []
+    from memlane.documents.errors import CollectionNotFoundError
+
     with _documents() as documents:
         if create:
             try:

@@ -7,13 +7,15 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
-from memlane.memory import Memory
+
+if TYPE_CHECKING:
+    from memlane.memory import Memory
 
 eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
 
@@ -24,6 +26,7 @@ def _evaluation_memory(retrieval: dict[str, Any] | None = None) -> Iterator[Memo
     import tempfile
 
     from memlane.core.config import load
+    from memlane.memory import Memory
 
     settings = load(_state["config"])
     if retrieval and "retrieval" not in (_state["config"] or {}):

@@ -9,14 +9,14 @@ import typer
 from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
-from memlane.hosting.tenancy import DEFAULT_TENANT
+from memlane.core.defaults import DEFAULT_TENANT
 
 keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
                        no_args_is_help=True)
 
 
 def _key_store() -> Any:
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.hosting.keys import KeyStore
 
     return KeyStore(memlane_home() / "keys.db")
@@ -50,7 +50,7 @@ def keys_create(
 def _tenant_store(tenant: str) -> str:
     """Where the memories of a tenant's keys live, for a server with this command's --config and home."""
     from memlane.core import config as config_mod
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.hosting.tenancy import Tenants
     from memlane.store import postgres_config
 

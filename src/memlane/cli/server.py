@@ -16,9 +16,8 @@ import typer
 from rich.markup import escape
 
 from memlane.cli.base import _memory, _state, command, console, errors
+from memlane.core.defaults import DEFAULT_TENANT, DEFAULT_USER_ID, memlane_home
 from memlane.core.errors import MemlaneError
-from memlane.core.scope import DEFAULT_USER_ID
-from memlane.hosting.tenancy import DEFAULT_TENANT
 
 
 def _needs_server_extra(exc: ImportError) -> None:
@@ -45,7 +44,6 @@ def serve(
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp.
 
     The first start on a loopback address creates an admin key for tenant 'default' and prints it once."""
-    from memlane.core.config import memlane_home
     from memlane.hosting.listen import bind
 
     try:

@@ -19,16 +19,11 @@ from typing import Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from memlane.core.defaults import HOME_ENV, memlane_home  # noqa: F401  (re-exported)
 from memlane.core.errors import ConfigError
 from memlane.core.validation import Limits
 
-HOME_ENV = "MEMLANE_HOME"
 MODEL_CACHE_ENV = "MEMLANE_MODEL_CACHE"
-
-
-def memlane_home() -> Path:
-    """Where the embedded store lives unless configured: ``$MEMLANE_HOME`` or ``~/.memlane``."""
-    return Path(os.environ.get(HOME_ENV) or Path.home() / ".memlane").expanduser()
 
 
 def model_cache() -> Path:

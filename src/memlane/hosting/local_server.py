@@ -81,11 +81,13 @@ def _alive(pid: int | None) -> bool:
 
 
 def _answers(url: str) -> bool:
-    import httpx
+    import http.client
+
+    from memlane.hosting import http_client
 
     try:
-        return httpx.get(url + "/health", timeout=2.0).status_code == 200
-    except httpx.HTTPError:
+        return http_client.request(url, "GET", "/health", connect_timeout=2.0, read_timeout=2.0).status_code == 200
+    except (OSError, http.client.HTTPException):
         return False
 
 
