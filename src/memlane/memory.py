@@ -41,6 +41,8 @@ from memlane.store.base import ReembedItem
 
 #: memories invalidated per transaction by ``cleanup_old_memories``
 CLEANUP_BATCH = 500
+#: mem0's answer to an update, returned beside the memory's fields
+UPDATED = "Memory updated successfully!"
 
 
 #: how many memories ``search`` and ``get_all`` return when neither ``limit`` nor ``top_k`` is given (mem0's)
@@ -101,6 +103,7 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        prompt: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -113,7 +116,8 @@ class Memory:
         messages as one memory of the agent. ``expiration_date`` (a future date or datetime, as
         mem0's) makes the memories this call adds invalid from then on: ``valid_to`` is that moment,
         ``invalid_reason`` is ``expired``, and reads check it when they run (``as_of`` before it
-        still shows them).
+        still shows them). ``prompt`` (mem0's) replaces the instructions of the procedural summary with
+        the LLM engine; the offline engine and the other adds have no instructions to replace, as in mem0.
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -128,6 +132,8 @@ class Memory:
         memory_type = validation.choice(memory_type, MEMORY_TYPES, "memory_type")
         if memory_type == "procedural" and "agent_id" not in ids:
             raise InvalidInputError("procedural memories belong to an agent: give agent_id", field="agent_id")
+        if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+            raise InvalidInputError(f"prompt must be non-empty text (or None), got {prompt!r}", field="prompt")
         stored_metadata, promoted = validation.metadata(metadata, self.limits)
         expires = validation.expiration(expiration_date)
         received = validation.messages(messages, self.limits)
@@ -140,7 +146,7 @@ class Memory:
 
         if memory_type == "procedural":
             try:
-                summary = self.engine.summarize_procedure(received)
+                summary = self.engine.summarize_procedure(received, prompt)
             except FormationFailed as exc:
                 return {**outcome, "status": "failed", "reason": str(exc)}
             drafts = [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
@@ -229,7 +235,8 @@ class Memory:
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
                data: str | None = None) -> dict[str, Any]:
-        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory.
+        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory, with mem0's
+        ``"message": "Memory updated successfully!"`` beside its fields (mem0 returns only that message).
         ``data`` is mem0's name for ``text`` (``update(memory_id, data="...")``); give one of them."""
         text = mem0_alias(text, data, "text", "data")
         memory_id = validation.identifier(memory_id, "memory_id", required=True)
@@ -254,7 +261,8 @@ class Memory:
         if after != before:  # what the vector says changed: the text, or an embedded metadata value
             change.vector = self.embeddings.documents([after])[0]
         self.store.apply(ChangeSet(updates=[change]))
-        return self._get_record(memory_id).to_item()
+        # the memory as memlane returns it, with mem0's answer beside its fields: code written for either works
+        return {**self._get_record(memory_id).to_item(), "message": UPDATED}
 
     def set_expiration(self, memory_id: str, expiration_date: str | date | datetime | None) -> dict[str, Any]:
         """When the memory stops being valid: a future date or datetime (as ``add(expiration_date=)``), or

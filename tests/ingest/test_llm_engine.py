@@ -216,6 +216,15 @@ def test_procedural_summary_from_the_model(llm_memory, openai_server):
     assert "response_format" not in openai_server.requests(CHAT)[0].json
 
 
+def test_a_procedural_prompt_replaces_the_instructions(llm_memory, openai_server):
+    """mem0's add(prompt=): the system prompt of the procedural summary, for this call."""
+    openai_server.script(CHAT, [answer("Steps: searched, booked.")])
+    llm_memory.add([{"role": "user", "content": "book a flight"}], agent_id="bot", memory_type="procedural",
+                   prompt="List the agent's steps tersely.")
+    sent = openai_server.requests(CHAT)[0].json["messages"]
+    assert sent[0] == {"role": "system", "content": "List the agent's steps tersely."}
+
+
 # -- answer shapes: seed 002's actions, JSON inside a JSON string, two answers in one ---------------
 
 

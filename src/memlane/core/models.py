@@ -127,6 +127,7 @@ class HistoryRecord:
             "agent_id": self.agent_id,
             "run_id": self.run_id,
             "reason": self.reason,
+            "is_deleted": self.event == "DELETE",  # mem0's flag of the row that deleted the memory
         }
 
 
@@ -198,3 +199,4 @@ class HistoryEvent(BaseModel):
     agent_id: Optional[str] = None
     run_id: Optional[str] = None
     reason: Optional[str] = None
+    is_deleted: bool = False
