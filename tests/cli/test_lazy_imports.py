@@ -11,7 +11,7 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "pydantic", "httpx", "torch", "onnxruntime", "fastapi", "memlane.memory", "memlane.documents",
-         "memlane.store", "memlane.embeddings")
+         "memlane.store", "memlane.embeddings", "markdown_it", "typer.rich_utils")
 
 RUN = """
 import json, sys

@@ -20,25 +20,10 @@ from memlane.cli import render
 from memlane.core.defaults import DEFAULT_TENANT
 from memlane.core.errors import InvalidInputError, MemlaneError, ScopeError
 
-def _flags_without_a_value_placeholder() -> None:
-    """typer's help shows a type placeholder (``<bool>``) beside every option, plain flags too (``--local``,
-    ``--version``, ``--help``), as if they took a value: show it only for options that take one."""
-    from typer.core import TyperOption
-
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "memlane", False):
-        return
-
-    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
-        return None if self.is_flag and self.metavar is None else shown(self, ctx)
-
-    display_type_rich.memlane = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
-
-
-_flags_without_a_value_placeholder()
-
+# Plain help (click's): typer's rich panels import rich.markdown and markdown-it, a third of the time
+# `memlane --help` took, and showed a "<bool>" placeholder on flags that take no value.
 app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
+                  rich_markup_mode=None, pretty_exceptions_enable=False,
                   no_args_is_help=True, add_completion=False)
 console = Console()
 errors = Console(stderr=True)

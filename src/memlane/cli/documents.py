@@ -23,7 +23,7 @@ from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _state,
 if TYPE_CHECKING:
     from memlane.documents import Documents
 
-docs_app = typer.Typer(help="Document collections searched by late interaction (MaxSim over token vectors).",
+docs_app = typer.Typer(rich_markup_mode=None, help="Document collections searched by late interaction (MaxSim over token vectors).",
                        no_args_is_help=True)
 
 CollectionOpt = typer.Option(None, "--collection", "-c", help="collection name")

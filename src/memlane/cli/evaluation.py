@@ -17,7 +17,7 @@ from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, c
 if TYPE_CHECKING:
     from memlane.memory import Memory
 
-eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
+eval_app = typer.Typer(rich_markup_mode=None, help="Run memlane against labelled evaluation data.", no_args_is_help=True)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from rich.markup import escape
 from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
 from memlane.core.defaults import DEFAULT_TENANT
 
-keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
+keys_app = typer.Typer(rich_markup_mode=None, help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
                        no_args_is_help=True)
 
 

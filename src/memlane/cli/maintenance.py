@@ -14,7 +14,7 @@ from rich.markup import escape
 from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, command,
                               console)
 
-maintain_app = typer.Typer(help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
+maintain_app = typer.Typer(rich_markup_mode=None, help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
                            no_args_is_help=True)
 
 DryRunOpt = typer.Option(False, "--dry-run", help="print the plan; change nothing")
