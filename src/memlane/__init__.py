@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 #: imported on first use (PEP 562), so ``import memlane.<anything>`` (the ``memlane`` command's start, the
 #: errors) does not load the engine, numpy and pydantic until a Memory or Documents is asked for
-_LAZY = {"Memory": "memlane.memory", "AsyncMemory": "memlane.memory",
+_LAZY = {"Memory": "memlane.memory", "AsyncMemory": "memlane.async_memory",
          "Documents": "memlane.documents", "AsyncDocuments": "memlane.documents"}
 
 
