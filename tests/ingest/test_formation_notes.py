@@ -15,6 +15,9 @@ from support.data import data, dev_case_file
 from support.server_fixtures import live  # noqa: F401  (fixture)
 
 HOLDOUT = data("notes_holdout.jsonl")
+#: everyday chat (tests/data/README.md): small talk, we, compound subjects, facts inside questions, changes,
+#: refinements, pronouns
+CONVERSATION_HOLDOUT = data("conversation_holdout.jsonl")
 
 
 @pytest.fixture
@@ -23,8 +26,9 @@ def memory(model_memory):
     return model_memory
 
 
-@pytest.mark.parametrize("path", [dev_case_file("notes/notes_dev.jsonl"),
-                                  pytest.param(HOLDOUT, id="holdout")])
+@pytest.mark.parametrize("path", [dev_case_file("notes/notes_dev.jsonl"), pytest.param(HOLDOUT, id="holdout"),
+                                  dev_case_file("notes/conversation_dev.jsonl", id="conversation-dev"),
+                                  pytest.param(CONVERSATION_HOLDOUT, id="conversation-holdout")])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))
     failed = {c["id"]: c["failures"] for c in report["cases"] if not c["passed"]}
@@ -222,7 +226,7 @@ def test_the_evaluator_flags_invented_words(memory_text, source, invented):
 
 def test_rest_and_mem0_routes_report_skipped_messages(live):
     with live.client(live.key("skip-tenant")) as http:
-        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "How are you?"},
+        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "What time is it in Lisbon?"},
                                                          {"role": "user", "content": "I keep bees."}],
                                             "user_id": "ana"}).json()
         assert [r["memory"] for r in rest["results"]] == ["User keeps bees"]
