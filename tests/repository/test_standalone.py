@@ -21,7 +21,8 @@ def test_every_file_in_tests_data_has_its_origin_stated():
     assert listed == present
 
 
-@pytest.mark.skipif(GUARD.parent is None, reason="the repository's parent is the home or root: nothing is watched")
+@pytest.mark.skipif(GUARD.parent is None,
+                    reason="the repository's parent is the root, the home or the temporary directory: nothing watched")
 def test_an_unmarked_test_that_reads_beside_the_repository_fails(tmp_path):
     beside = REPOSITORY.parent / "not-in-the-repository" / "cases.jsonl"
     (tmp_path / "test_reader.py").write_text(textwrap.dedent(f"""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,10 +26,15 @@ from support.data import REPOSITORY
 EVENTS = frozenset({"open", "sqlite3.connect", "subprocess.Popen"})
 
 
+#: the temporary directory: what tests make there (pytest's tmp_path, tempfile) is not beside the repository
+TEMPORARY = os.path.realpath(tempfile.gettempdir()) + os.sep
+
+
 def _watched_directory() -> str | None:
-    """The repository's parent, unless it is a directory everything lives in (the home, the root)."""
+    """The repository's parent, unless it is a directory everything lives in (the root, the home, the
+    temporary directory: a clone made in /tmp)."""
     parent = REPOSITORY.parent
-    if parent in (Path(parent.anchor), Path.home()):
+    if parent in (Path(parent.anchor), Path.home(), Path(TEMPORARY)):
         return None
     return str(parent) + os.sep
 
@@ -50,7 +56,9 @@ class Guard:
         if not isinstance(value, str) or os.sep not in value or "\n" in value:
             return None
         path = os.path.abspath(value)
-        if not path.startswith(self.parent) or (path + os.sep).startswith(self.repository):  # type: ignore[arg-type]
+        if not path.startswith(self.parent):  # type: ignore[arg-type]
+            return None
+        if (path + os.sep).startswith((self.repository, TEMPORARY)):
             return None
         if path[len(self.parent):].startswith("."):  # type: ignore[arg-type]
             return None  # a hidden directory beside it (a tool's cache), not a sibling project
