@@ -11,7 +11,7 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "pydantic", "httpx", "torch", "onnxruntime", "fastapi", "memlane.memory", "memlane.documents",
-         "memlane.store", "memlane.embeddings", "markdown_it", "typer.rich_utils")
+         "memlane.store", "memlane.embeddings", "markdown_it", "typer.rich_utils", "rich")
 
 RUN = """
 import json, sys

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
 
 if TYPE_CHECKING:
@@ -120,6 +119,8 @@ def list_(
     if as_json:
         _print_json(rows)
         return
+    from rich.table import Table
+
     if collections:
         table = Table("collection", "documents", "metadata", "created")
         for c in rows:
@@ -155,6 +156,8 @@ def search(
     if not found["results"]:
         console.print("[dim]no pages found[/dim]")
         return
+    from rich.table import Table
+
     hybrid = "keyword_matches" in found
     table = Table("hybrid" if hybrid else "score", "raw", "collection", "document", "page", "text")
     for r in found["results"]:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
 
 if TYPE_CHECKING:

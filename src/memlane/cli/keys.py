@@ -6,8 +6,8 @@ import sys
 from typing import Any
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
 from memlane.core.defaults import DEFAULT_TENANT
 

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, command,
                               console)
 

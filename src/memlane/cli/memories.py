@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
 from memlane.cli import render
+from memlane.cli.render import escape
 from memlane.cli.base import (AgentOpt, FiltersOpt, JsonOpt, RunOpt, UserOpt, _json_arg, _memory, _print_json,
                               _progress, command, console, errors)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from memlane.cli.base import JsonOpt, _memory, _print_json, command, console
 from memlane.cli.render import print_memories
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from memlane.memory import Memory
 
 QUESTIONS = [

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+def escape(text: str) -> str:
+    """``text`` shown as written, not read as rich markup. rich is imported when something is printed,
+    not when the command starts (it was a sixth of what ``memlane --help`` cost)."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(text)
 
 
 def as_json(value: Any) -> str:
@@ -26,6 +34,8 @@ WIDE = 120
 def memories_table(items: Sequence[dict[str, Any]], *, title: str | None = None, compact: bool = False) -> Table:
     """The memories as a table, ids and times never cut or wrapped (for terminals of ``WIDE`` columns and
     more); ``compact`` leaves out ids and timestamps (for narrow, read-only displays)."""
+    from rich.table import Table
+
     with_score = any(item.get("score") is not None for item in items)
     table = Table(title=title, expand=True)
     if with_score:
@@ -48,6 +58,8 @@ def memories_blocks(items: Sequence[dict[str, Any]], *, title: str | None = None
     """The memories for a narrow terminal (80 columns): one block each, its text first, then its scope and
     metadata, then its id and creation time on a line of their own (an id is never cut or wrapped)."""
     with_score = any(item.get("score") is not None for item in items)
+    from rich.table import Table
+
     table = Table(title=title, box=None, expand=True, padding=(0, 1, 1, 0))
     if with_score:
         table.add_column("score", justify="right", style="cyan", no_wrap=True)
@@ -71,6 +83,8 @@ def _when(moment: str) -> str:
 
 
 def history_table(events: Sequence[dict[str, Any]], memory_id: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"history of {memory_id}")
     table.add_column("when (UTC)", no_wrap=True, min_width=19)
     table.add_column("event", no_wrap=True)
@@ -104,6 +118,8 @@ def print_relations(console: Console, relations: Sequence[dict[str, Any]] | None
     if not relations:
         console.print("[dim]no relations[/dim]")
         return
+    from rich.table import Table
+
     table = Table(title="relations", show_lines=False)
     for name in ("source", "relationship", "destination"):
         table.add_column(name, overflow="fold")

@@ -13,8 +13,8 @@ from contextlib import contextmanager, nullcontext
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import _memory, _state, command, console, errors
 from memlane.core.defaults import DEFAULT_TENANT, DEFAULT_USER_ID, memlane_home
 from memlane.core.errors import MemlaneError
