@@ -10,7 +10,7 @@ pytest_plugins = ["support.beside"]  # an unmarked test that reads beside the re
 
 # -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------
 
-MODEL_FIXTURES = {"embedder", "openai_server", "model_memory"}  # fixtures that load the real local model
+MODEL_FIXTURES = {"embedder", "openai_server", "model_memory", "e5_embedder"}  # fixtures that load a real model
 POSTGRES_FIXTURES = {"pg"}
 
 
@@ -39,19 +39,20 @@ def pytest_runtest_setup(item):
     module- or session-scoped fixture: the fast lane stays fast and the markers stay true. Tests that
     are not about embedding quality use the hashing embedder."""
     global _real_load
-    from memlane.embeddings import local
+    from memlane.embeddings import e5, local
 
     if _real_load is None:
-        _real_load = local._load
+        _real_load = (local._load, e5.E5Embedder._model)
     if item.get_closest_marker("model") is not None:
-        local._load = _real_load
+        local._load, e5.E5Embedder._model = _real_load
         return
 
     def refuse(*args, **kwargs):
-        raise RuntimeError(f"{item.nodeid} loads the local model: mark it @pytest.mark.model, "
+        raise RuntimeError(f"{item.nodeid} loads a local model: mark it @pytest.mark.model, "
                            "or give it the hashing embedder (HashingEmbedder / provider 'hashing')")
 
     local._load = refuse
+    e5.E5Embedder._model = refuse
 
 
 @pytest.fixture
@@ -94,6 +95,14 @@ def embedder():
     from memlane.embeddings.local import LocalEmbedder
 
     return LocalEmbedder()
+
+
+@pytest.fixture(scope="session")
+def e5_embedder():
+    """multilingual-e5-small (the default model of new stores), loaded once per test session."""
+    from memlane.embeddings.e5 import E5Embedder
+
+    return E5Embedder()
 
 
 def sqlite_config(path) -> dict:

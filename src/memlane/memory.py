@@ -23,6 +23,7 @@ from memlane.core.graph_models import GraphChanges
 from memlane.core.ids import new_id
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
+from memlane.embeddings import choice as embedder_choice
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
@@ -31,7 +32,7 @@ from memlane.ingest.types import Engine, FormationFailed
 from memlane.maintenance.maintainer import Maintainer, reembed_store
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import Searcher
-from memlane.store import Store, create_store
+from memlane.store import Store, check_dims, create_store
 
 
 class Memory:
@@ -51,9 +52,12 @@ class Memory:
         CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
-        self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
+        self.store = store or create_store(self.config, None, tenant)
+        if embedder is None:  # a store keeps the model it was filled with unless the config names one
+            embedder = create_embedder(embedder_choice.spec_for(self.config, [self.store.bound_embedder()[0]]))
+        self.embeddings = Embeddings(embedder, self.config.query_cache_size)
+        check_dims(self.config, self.embeddings.dims)
         self.engine = engine or create_engine(self.config)
-        self.store = store or create_store(self.config, self.embeddings.dims, tenant)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         #: the search pipeline (``retrieval/searcher.py``)
         self.searcher = Searcher(self.config, self.embeddings, self.store)
@@ -83,6 +87,7 @@ class Memory:
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
         prompt: str | None = None,
+        timestamp: int | float | str | date | datetime | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -95,7 +100,12 @@ class Memory:
         messages as one memory of the agent. ``expiration_date`` (a future date or datetime, as
         mem0's) makes the memories this call adds invalid from then on: ``valid_to`` is that moment,
         ``invalid_reason`` is ``expired``, and reads check it when they run (``as_of`` before it
-        still shows them). ``prompt`` (mem0's) replaces the instructions of a procedural summary (LLM engine).
+        still shows them). ``timestamp`` (mem0's name: Unix seconds or ISO-8601) is when the conversation
+        was said, and a message's ``created_at`` when that message was (default: now): the messages and
+        the memories formed carry that time (``created_at``, history, ``as_of``, the timeline of a
+        search); a time in the future is refused. A fact older than the memory it would change is kept
+        as what was true before it (``valid_to``, ``superseded_by``), the newer memory left as it is.
+        ``prompt`` (mem0's) replaces the instructions of a procedural summary (LLM engine).
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -104,25 +114,25 @@ class Memory:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
         """
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
-                             self.limits, prompt)
-        now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **call.ids)
-                for m in call.messages]
+                             self.limits, prompt, timestamp)
+        times = call.times(timeutil.now_iso())
+        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **call.ids)
+                for m, at in zip(call.messages, times)]
         self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
         message_ids = [m.id for m in kept]
         outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
         if call.memory_type == "procedural":
             try:
-                drafts = self.formation.procedural(call, message_ids)
+                drafts = self.formation.procedural(call, message_ids, max(times))
             except FormationFailed as exc:
                 return {**outcome, "status": "failed", "reason": str(exc)}
         elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids)
+            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids, times)
         else:
             graph = GraphChanges()
             if self.graph is not None:  # relations are written with the memories, or alone when formation fails
                 graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            changes = self.formation.form(call, message_ids, outcome, graph)
+            changes = self.formation.form(call, message_ids, outcome, graph, max(times))
             if changes is not None:
                 self.store.apply(changes)
             return outcome

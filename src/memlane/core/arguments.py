@@ -66,6 +66,12 @@ class AddCall:
     expires: str | None
     #: mem0's ``prompt``: the instructions of a procedural summary, for this call
     prompt: str | None = None
+    #: when the conversation was said (``timestamp``; stored form), or None for now
+    said_at: str | None = None
+
+    def times(self, now: str) -> list[str]:
+        """When each message was said: its own ``created_at``, else the call's ``timestamp``, else ``now``."""
+        return [m.created_at or self.said_at or now for m in self.messages]
 
     @property
     def expiry(self) -> dict[str, str]:
@@ -74,7 +80,7 @@ class AddCall:
 
 
 def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, infer: Any, memory_type: Any,
-        expiration_date: Any, limits: validation.Limits, prompt: Any = None) -> AddCall:
+        expiration_date: Any, limits: validation.Limits, prompt: Any = None, timestamp: Any = None) -> AddCall:
     ids = required_scope(user_id, agent_id, run_id)
     if not isinstance(infer, bool):
         raise InvalidInputError(f"infer must be true or false, got {infer!r}", field="infer")
@@ -86,7 +92,8 @@ def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, 
     stored_metadata, promoted = validation.metadata(metadata, limits)
     expires = validation.expiration(expiration_date)
     received = validation.messages(messages, limits)
-    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires, prompt)
+    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires, prompt,
+                   validation.said_time(timestamp, "timestamp"))
 
 
 def update_target(memory_id: Any, text: Any, data: Any, metadata: Any) -> tuple[str, Any]:

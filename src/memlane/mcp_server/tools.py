@@ -165,10 +165,11 @@ def _ms(start: float) -> float:
 
 def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
-               memory_type: str | None = None, expiration_date: str | None = None) -> dict[str, Any]:
+               memory_type: str | None = None, expiration_date: str | None = None,
+               timestamp: Any = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            expiration_date=expiration_date, **scope), caller)
+                                            expiration_date=expiration_date, timestamp=timestamp, **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 

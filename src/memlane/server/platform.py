@@ -74,7 +74,8 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
                              field=key)
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
-                                         memory_type=body.memory_type, expiration_date=body.expiration_date, **ids)
+                                         memory_type=body.memory_type, expiration_date=body.expiration_date,
+                                         timestamp=body.timestamp, **ids)
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
     answer = {**outcome, "status": "SUCCEEDED" if outcome["status"] == "ok" else "FAILED",
               "event_id": str(uuid.uuid4()), "results": results}
