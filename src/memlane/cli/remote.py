@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from memlane.core.closing import Closing
 from memlane.core.errors import InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
 from memlane.hosting import http_client
 from memlane.hosting.local_server import KEY_ENV, ServerAddress
@@ -23,7 +24,7 @@ class ServerError(MemlaneError):
     """The server could not be reached, refused the key, or failed."""
 
 
-class RemoteMemory:
+class RemoteMemory(Closing):
     def __init__(self, address: ServerAddress):
         self.address = address
         self._headers = {"Authorization": f"Bearer {address.key}"} if address.key else {}
@@ -96,9 +97,3 @@ class RemoteMemory:
 
     def close(self) -> None:
         pass  # one connection per call: nothing is kept open
-
-    def __enter__(self) -> "RemoteMemory":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
