@@ -79,10 +79,10 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
     started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
                                "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}
     if not no_auth:
-        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT)
+        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT, config=settings.config)
         if first is not None:
             started["first_key"] = first
-        started["active_keys"] = active_keys(settings.home)
+        started["active_keys"] = active_keys(settings.home, settings.config)
     if as_json:  # one line, flushed: a supervisor reads it before the server's log
         sys.stdout.write(json.dumps(started) + "\n")
         sys.stdout.flush()
@@ -151,7 +151,7 @@ def mcp_(
 
 @contextmanager
 def _bundled_postgres() -> Iterator[None]:
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.store import DATABASE_URL_ENV
     from memlane.store.pgserver import bundled_postgres
 
