@@ -263,17 +263,24 @@ def eval_docs(
                                  help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
                                         "queries with a judged document among them)"),
+    model: str = typer.Option("default", "--model", help="default (the encoder of a new collection: "
+                              "multilingual-e5-small's token vectors) | local (all-MiniLM-L6-v2's)"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Document search quality on Cranfield: nDCG@10 and recall@100 of single-vector search, exact
-    MaxSim and the fast path, with the default (local) encoder and the same model's sentence vectors."""
+    MaxSim and the fast path, with the default encoder of a new collection (or --model local) and the
+    same model's sentence vectors."""
     from rich.table import Table
 
+    from memlane.core.config import DocumentsConfig
     from memlane.documents.encoders import LocalTokenEncoder
+    from memlane.documents.facade import default_encoder
     from memlane.evaluation import docs as evaluation
 
+    if model not in ("default", "local"):
+        raise typer.BadParameter("default or local", param_hint="--model")
     documents = evaluation.load_jsonl(docs)[:limit]
-    encoder = LocalTokenEncoder()
+    encoder = default_encoder(DocumentsConfig()) if model == "default" else LocalTokenEncoder()
     with _progress() as bar:
         tasks: dict[str, Any] = {}
 
