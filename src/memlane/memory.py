@@ -40,7 +40,7 @@ from memlane.store import Store, check_dims, create_store
 
 class Memory(FormsInBackground, Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
-    (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
+    (or ``$MEMLANE_HOME``) and a local model (a new store: multilingual-e5-small)."""
 
     def __init__(
         self,

@@ -121,7 +121,7 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
     meta = found["metadata"]
     assert meta["stages_failed"] == {"rerank": "TypeError: 'str' object has no attribute 'get'"}
     assert "original_error" not in meta and meta["fallback_used"] is False and meta["advanced_retrieval"] is True
-    assert meta["stages_run"] == ["semantic_search", "keyword_search", "filter_memories"]  # hybrid by default
+    assert meta["stages_run"] == ["semantic_search", "filter_memories"]
     assert any("rerank failed" in w for w in meta["warnings"])
     assert found["results"][0]["id"] == plain["results"][0]["id"]  # the best result it had
 

@@ -31,14 +31,13 @@ def test_in_scope_uses_the_scoped_path(memory):
 
 def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory):
     memory.insert([NewMemory(text="I keep bees on my roof", user_id="u")])
-    assert not memory.search_is_quick("who keeps bees?", keyword_search=False)  # the query vector is not cached yet
+    assert not memory.search_is_quick("who keeps bees?")  # the query vector is not cached yet
     memory.search("who keeps bees?", user_id="u")
-    assert not memory.search_is_quick("who keeps bees?")  # the default search is hybrid: keywords are an optional stage
-    assert memory.search_is_quick("who keeps bees?", keyword_search=False)
+    assert memory.search_is_quick("who keeps bees?")
     assert not memory.search_is_quick("who keeps bees?", keyword_search=True)
     assert not memory.search_is_quick("who keeps bees?", rerank=True)
     assert not memory.search_is_quick("who keeps bees?", filter_memories=True)
     assert memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=False, filter_memories=False)
-    memory.config.retrieval.keyword_search = False  # a configured default counts like a flag
-    assert memory.search_is_quick("who keeps bees?")
-    assert not memory.search_is_quick("who keeps bees?", keyword_search=True)
+    memory.config.retrieval.keyword_search = True  # a configured default counts like a flag
+    assert not memory.search_is_quick("who keeps bees?")
+    assert memory.search_is_quick("who keeps bees?", keyword_search=False)

@@ -77,9 +77,9 @@ def test_full_memory_lifecycle(api):
     assert [h["id"] for h in hits["results"]] == [memory_id] and 0 < hits["results"][0]["score"] <= 1
     assert api.post("/search", json={"query": "which fruit?", "user_id": "life", "top_k": 2}).json()["results"]
     none = api.post("/search", json={"query": "which fruit?", "user_id": "life", "threshold": 0.99}).json()
-    assert none["results"] == [] and none["metadata"]["stages_requested"] == ["keyword_search"]  # hybrid by default
-    plain = {"query": "which fruit?", "user_id": "life", "threshold": 0.99, "keyword_search": False}
-    assert api.post("/search", json=plain).json() == {"results": []}
+    assert none == {"results": []}
+    hybrid = {"query": "which fruit?", "user_id": "life", "threshold": 0.99, "keyword_search": True}
+    assert api.post("/search", json=hybrid).json()["results"] == []
 
     updated = api.put(f"/memories/{memory_id}", json={"text": "My favourite fruit is papaya"})
     assert updated.status_code == 200 and updated.json()["memory"] == "My favourite fruit is papaya"
@@ -105,9 +105,7 @@ def test_search_runs_the_requested_retrieval_stages(api):
     for text in ("Order XJ-9000 shipped on Monday", "I like quiet mornings", "The router model is RT-77"):
         _add(api, text, user="stages")
     query = {"query": "where is XJ-9000?", "user_id": "stages", "limit": 2}
-    default = api.post("/search", json=query).json()  # hybrid by default: the keyword stage ran
-    assert default["metadata"]["stages"]["keyword"]["ran"] is True
-    plain = api.post("/search", json={**query, "keyword_search": False}).json()
+    plain = api.post("/search", json=query).json()
     assert "metadata" not in plain
     staged = api.post("/search", json={**query, "keyword_search": True, "rerank": True, "filter_memories": True})
     assert staged.status_code == 200, staged.text
