@@ -552,6 +552,7 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
         from memlane.hosting import local_server
         from memlane.server.app import ServerSettings, create_app, is_loopback
         from memlane.server.first_run import active_keys, first_start_key
+        from memlane.server.http_protocol import uvicorn_options
     except ImportError as exc:
         _needs_server_extra(exc)
     if no_auth and not is_loopback(host):
@@ -581,11 +582,12 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["loggers"]["memlane"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     if workers == 1:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config)
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config,
+                    **uvicorn_options())
     else:  # worker processes build the app themselves from the environment
         os.environ.update(settings.to_env())
         uvicorn.run("memlane.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
-                    log_level=log_level, log_config=log_config)
+                    log_level=log_level, log_config=log_config, **uvicorn_options())
 
 
 def _print_started(started: dict[str, Any]) -> None:

@@ -38,7 +38,7 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.hosting import local_server
 from memlane.hosting.keys import KeyStore
 from memlane.core.scope import DEFAULT_USER_ID
-from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
+from memlane.server import context_routes, dashboard, documents_routes, errors, openapi, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
@@ -197,6 +197,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.include_router(context_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
     dashboard.install(app)  # the web UI at /ui and GET /scopes
+    openapi.install(app)  # API keys as security schemes, links between operations
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 

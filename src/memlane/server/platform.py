@@ -62,7 +62,7 @@ def ping(request: Request) -> dict[str, Any]:
 
 
 @router.post("/v3/memories/add/", summary="mem0 client add")
-@router.post("/v1/memories/", summary="mem0 client add (1.x clients)", include_in_schema=False)
+@router.post("/v1/memories/", summary="mem0 client add (1.x clients)", deprecated=True)
 def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
     _refuse_app_id(body.app_id, body.filters)
     ids = _ids(body)
@@ -85,7 +85,7 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
 
 
 @router.post("/v3/memories/search/", summary="mem0 client search")
-@router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", include_in_schema=False)
+@router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", deprecated=True)
 async def search(body: schemas.PlatformSearch, request: Request) -> Json:
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
@@ -97,7 +97,7 @@ async def search(body: schemas.PlatformSearch, request: Request) -> Json:
 
 
 @router.post("/v3/memories/", summary="mem0 client get_all")
-@router.post("/v2/memories/", summary="mem0 client get_all (1.x clients)", include_in_schema=False)
+@router.post("/v2/memories/", summary="mem0 client get_all (1.x clients)", deprecated=True)
 def get_all(
     body: schemas.PlatformList,
     request: Request,
@@ -153,8 +153,10 @@ def delete_all(
     agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
     run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
     app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    filters: Optional[str] = Query(None, max_length=65_536, description="a dict (JSON or Python repr)"),
-    metadata: Optional[str] = Query(None, max_length=65_536, description="metadata to match (JSON or Python repr)"),
+    filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                   description="a dict (JSON or Python repr)"),
+    metadata: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                    description="metadata to match (JSON or Python repr)"),
 ) -> dict[str, Any]:
     parsed = json_param(filters, "filters")
     _refuse_app_id(app_id, parsed)

@@ -23,7 +23,8 @@ MemoryId = Path(..., max_length=schemas.MAX_ID_CHARS, description="the memory's 
 UserQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="user_id scope")
 AgentQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="agent_id scope")
 RunQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="run_id scope")
-FiltersQ = Query(None, max_length=65_536, description='filter as JSON, e.g. {"category": "food"}')
+FiltersQ = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                 description='filter as JSON, e.g. {"category": "food"}')
 
 
 @router.get("/health", tags=["server"], summary="Liveness check (no API key needed)")
