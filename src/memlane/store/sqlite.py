@@ -107,6 +107,7 @@ def register_functions(con: sqlite3.Connection) -> None:
 
 class SQLiteStore(SqlMemoryStore):
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
+              "adds": "adds",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
               "graph_entities": "graph_entities", "graph_relations": "graph_relations"}
     PLACEHOLDER = "?"
