@@ -8,6 +8,7 @@ from rich.console import Console
 
 from memlane import transfer
 from memlane.memory import Memory
+from memlane.cli.base import JsonOpt, _memory, _print_json, command, console
 from memlane.cli.render import print_memories
 
 QUESTIONS = [
@@ -44,3 +45,13 @@ def run(memory: Memory, console: Console) -> None:
     console.print(
         "\nTry it yourself:  [bold].venv/bin/memlane search \"what pets does she have?\" --user alice[/bold]"
     )
+
+
+@command()
+def quickstart(as_json: bool = JsonOpt) -> None:
+    """Import the bundled sample conversation and run a few searches."""
+    with _memory() as memory:
+        if as_json:
+            _print_json(answers(memory))
+        else:
+            run(memory, console)

@@ -1,5 +1,6 @@
 """``memlane maintain cleanup|merge``: ``Memory.cleanup_old_memories`` and ``Memory.merge_similar_memories``
-(seed 002; docs/maintenance.md), with a progress bar on stderr, ``--dry-run`` and ``--json``."""
+(seed 002; docs/maintenance.md), with a progress bar on stderr, ``--dry-run`` and ``--json``; and
+``memlane reembed``: every memory re-embedded after a change of models (``Memory.reembed``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any, Optional
 import typer
 from rich.markup import escape
 
-from memlane.cli.base import AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, command, console
+from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, command,
+                              console)
+from memlane.memory import Memory
 
 maintain_app = typer.Typer(help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
                            no_args_is_help=True)
@@ -80,3 +83,18 @@ def maintain_merge(
         console.print(f"  kept apart: {' '.join(entry['ids'])} ({escape(entry['reason'])})", highlight=False)
     for entry in outcome["failed"]:
         console.print(f"  [red]failed[/red]: {' '.join(entry['ids'])} ({escape(entry['error'])})", highlight=False)
+
+
+@command()
+def reembed(batch_size: int = typer.Option(256, min=1), as_json: bool = JsonOpt) -> None:
+    """Re-embed every memory with the configured embedder (after changing models). Resumable."""
+    with _progress() as bar:
+        task = bar.add_task("re-embedding", total=None)
+        memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),
+                                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with memory:
+        report = {"memories": memory.info()["memories"], "embedder": memory.embeddings.name}
+    if as_json:
+        _print_json(report)
+    else:
+        console.print(f"re-embedded {report['memories']} memories with {report['embedder']}")

@@ -1,0 +1,219 @@
+"""``memlane eval reconcile|notes|locomo|docs``: run memlane against labelled evaluation data, each
+on a temporary store configured by --config (plus evaluation defaults)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.markup import escape
+
+from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
+from memlane.memory import Memory
+
+eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
+
+
+@contextmanager
+def _evaluation_memory(retrieval: dict[str, Any] | None = None) -> Iterator[Memory]:
+    """A Memory on a temporary store, configured by --config (plus evaluation defaults)."""
+    import tempfile
+
+    from memlane.core.config import load
+
+    settings = load(_state["config"])
+    if retrieval and "retrieval" not in (_state["config"] or {}):
+        settings.retrieval = settings.retrieval.model_copy(update=retrieval)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings.vector_store.config = {**settings.vector_store.config, "path": str(Path(tmp) / "eval.db")}
+        with Memory(settings) as memory:
+            yield memory
+
+
+@command("reconcile", on=eval_app)
+def eval_reconcile(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="reconcile cases (JSON Lines)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run each labelled reconciliation case in a fresh scope; print pass/fail per case and totals.
+
+    Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
+    """
+    from memlane.evaluation import reconcile as evaluation
+
+    _run_cases(evaluation, file, as_json, "reconciliation cases", "category",
+               lambda case: "; ".join(case["failures"]))
+
+
+@command("notes", on=eval_app)
+def eval_notes(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="note cases (JSON Lines)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Add each case's notes and statements to a fresh user, then check the active memories:
+    expected words, forbidden phrases, stale states, invented words and silent adds.
+
+    Uses the configured engine (--config with an llm block for the LLM engine) on a temporary store.
+    """
+    from memlane.evaluation import notes as evaluation
+
+    _run_cases(evaluation, file, as_json, "note cases", "kind",
+               lambda case: "; ".join(case["failures"]) if case["failures"] else " | ".join(case["memories"]))
+
+
+def _run_cases(evaluation: Any, file: Path, as_json: bool, title: str, group: str,
+               detail: Callable[[dict[str, Any]], str]) -> None:
+    """Run an evaluation module's labelled cases on a temporary store and print the report: one row a
+    case (pass/FAIL and ``detail``), totals per group and language (or the report as JSON)."""
+    from rich.table import Table
+
+    with _evaluation_memory() as memory:
+        report = evaluation.run(memory, evaluation.load_cases(file))
+    if as_json:
+        _print_json(report)
+        return
+
+    table = Table(title=f"{title} · engine {report['engine']}")
+    for column in ("case", group, "lang", "result", "detail"):
+        table.add_column(column, overflow="fold")
+    for case in report["cases"]:
+        table.add_row(case["id"], case[group], case["lang"],
+                      "[green]pass[/green]" if case["passed"] else "[red]FAIL[/red]", escape(detail(case)))
+    console.print(table)
+    for key in (f"by_{group}", "by_lang"):
+        console.print(f"[bold]{key[3:]}[/bold]: " + ", ".join(f"{k} {v['passed']}/{v['total']}" for k, v in report[key].items()))
+    console.print(f"[bold]passed {report['passed']}/{report['total']} ({report['pass_rate']:.1%})[/bold]")
+
+
+@command("locomo", on=eval_app)
+def eval_locomo(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
+    k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
+    mode: str = typer.Option("full", "--mode", help="vector | hybrid (keyword + vector) | full (hybrid + rerank)"),
+    cv: bool = typer.Option(False, "--cv", help="cross-validate: tune --grid on all conversations but one, "
+                            "measure on that one, for each; printed next to the all-conversations figures"),
+    grid: Optional[str] = typer.Option(None, "--grid", help='--cv: JSON object of retrieval settings to values '
+                                       'to try, e.g. \'{"keyword_weight": [0.3, 0.5]}\' (default: fusion, '
+                                       'neighbour and rerank weights)'),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Evidence recall@k over LoCoMo dialog turns, per category and overall (1-4), with search latency;
+    with --cv, leave-one-conversation-out tuning."""
+    from memlane.evaluation import locomo
+
+    try:
+        ks = sorted({int(x) for x in k.split(",") if x.strip()})
+    except ValueError:
+        raise typer.BadParameter("a comma-separated list of integers", param_hint="--k") from None
+    if mode not in locomo.MODES or not ks or min(ks) < 1:
+        raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} and --k positive integers")
+    values = None
+    if grid is not None:
+        try:
+            values = json.loads(grid)
+        except ValueError as exc:
+            raise typer.BadParameter(f"not JSON: {exc}", param_hint="--grid") from None
+        if not isinstance(values, dict) or not all(isinstance(v, list) and v for v in values.values()):
+            raise typer.BadParameter("a JSON object of setting -> non-empty list of values", param_hint="--grid")
+    with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
+        try:
+            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=mode, ks=ks) if cv
+                      else locomo.run(memory, locomo.load(file), ks=ks, mode=mode))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--grid") from None
+    if as_json:
+        _print_json(report)
+        return
+    if cv:
+        _print_locomo_cv(report, ks)
+        return
+    console.print(_locomo_table(f"LoCoMo evidence recall · mode {mode} · {report['questions']} questions", report, ks))
+    console.print(f"search latency p50 {report['search_ms'].get('p50')} ms, p95 {report['search_ms'].get('p95')} ms; "
+                  f"unmatched evidence ids: {report['unmatched_evidence']}")
+
+
+LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+
+
+def _locomo_table(title: str, report: dict[str, Any], ks: list[int]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("category")
+    for cut in ks:
+        table.add_column(f"R@{cut}", justify="right")
+    rows = [(f"{c} {LOCOMO_CATEGORIES.get(c, '')}", v) for c, v in report["by_category"].items()]
+    rows.append(("overall (1-4)", report["overall_1_4"]))
+    for label, values in rows:
+        table.add_row(label, *(f"{values[f'R@{cut}']:.1f}" if values.get(f"R@{cut}") is not None else "-" for cut in ks))
+    return table
+
+
+def _print_locomo_cv(report: dict[str, Any], ks: list[int]) -> None:
+    from rich.table import Table
+
+    mode, count = report["mode"], report["questions"]
+    console.print(_locomo_table(f"LoCoMo cross-validated (tuned on the other conversations) · mode {mode} · "
+                                f"{count} questions", report["cross_validated"], ks))
+    console.print(_locomo_table(f"LoCoMo all conversations, best of {report['settings_tried']} settings (tuned and "
+                                f"measured on the same data) · {report['all_conversations_best']['setting']}",
+                                report["all_conversations_best"], ks))
+    console.print(_locomo_table("LoCoMo all conversations, configured settings", report["configured"], ks))
+    folds = Table(title=f"folds (setting chosen by R@{report['select_k']} on the others)")
+    for column in ("held out", "setting", *(f"R@{cut}" for cut in ks)):
+        folds.add_column(column)
+    for fold in report["folds"]:
+        folds.add_row(fold["conversation"], json.dumps(fold["setting"]),
+                      *(str(fold["overall_1_4"].get(f"R@{cut}")) for cut in ks))
+    folds.add_row("mean of folds", "", *(str(report["cross_validated_fold_mean"].get(f"R@{cut}")) for cut in ks))
+    console.print(folds)
+
+
+CRANFIELD = Path("../shared/eval/cranfield")
+
+
+@command("docs", on=eval_app)
+def eval_docs(
+    docs: Path = typer.Option(CRANFIELD / "cranfield_docs.jsonl", "--docs", exists=True, dir_okay=False,
+                              help="documents (JSON Lines: doc_id, text)"),
+    queries: Path = typer.Option(CRANFIELD / "cranfield_queries_dev.jsonl", "--queries", exists=True, dir_okay=False,
+                                 help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
+                                        "queries with a judged document among them)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Document search quality on Cranfield: nDCG@10 and recall@100 of single-vector search, exact
+    MaxSim and the fast path, with the default (local) encoder and the same model's sentence vectors."""
+    from rich.table import Table
+
+    from memlane.documents.encoders import LocalTokenEncoder
+    from memlane.evaluation import docs as evaluation
+
+    documents = evaluation.load_jsonl(docs)[:limit]
+    encoder = LocalTokenEncoder()
+    with _progress() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done)
+
+        report = evaluation.run(documents, evaluation.load_jsonl(queries), encoder=encoder,
+                                embedder=encoder.embedder, progress=progress)
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"Cranfield · {report['docs']} documents · {report['queries']} queries · {report['encoder']}")
+    for column in ("method", "nDCG@10", "R@100", "query p50 ms", "query p95 ms"):
+        table.add_column(column, justify="right" if column != "method" else "left")
+    for method, values in report["methods"].items():
+        table.add_row(method, f"{values['nDCG@10']:.4f}", f"{values['R@100']:.4f}",
+                      str(values["query_ms"].get("p50")), str(values["query_ms"].get("p95")))
+    console.print(table)
+    console.print(f"fast path scores {report['fast_path_candidates']} pages exactly (of {report['docs']}); "
+                  f"{report['token_vectors']} token vectors")

@@ -1,0 +1,66 @@
+"""``memlane keys create|list|revoke``: the server's API keys, stored hashed in ``<home>/keys.db``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from memlane.cli.base import JsonOpt, _print_json, command, console, errors
+
+keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
+                       no_args_is_help=True)
+
+
+def _key_store() -> Any:
+    from memlane.core.config import memlane_home
+    from memlane.hosting.keys import KeyStore
+
+    return KeyStore(memlane_home() / "keys.db")
+
+
+@command("create", on=keys_app)
+def keys_create(
+    tenant: str = typer.Option(..., "--tenant", "-t", help="the tenant the key acts for (letters, digits, _ or -)"),
+    admin: bool = typer.Option(False, "--admin", help="may reset the tenant and list across all its users"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Create an API key. The key is printed once: only its hash is stored."""
+    key, info = _key_store().create(tenant, admin=admin)
+    if as_json:
+        _print_json({"key": key, **info.to_dict()})
+        return
+    sys.stdout.write(key + "\n")
+    errors.print(f"[green]created[/green] {info.id} for tenant [bold]{escape(info.tenant)}[/bold]"
+                 f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False)
+
+
+@command("list", on=keys_app)
+def keys_list(as_json: bool = JsonOpt) -> None:
+    """List keys (id, prefix, tenant, admin, created, revoked); never the keys themselves."""
+    stored = _key_store().list()
+    if as_json:
+        _print_json([k.to_dict() for k in stored])
+        return
+    from rich.table import Table
+
+    table = Table(title="API keys")
+    for column in ("id", "prefix", "tenant", "admin", "created", "revoked"):
+        table.add_column(column, no_wrap=column in ("id", "prefix"), overflow="fold")
+    for k in stored:
+        table.add_row(k.id, k.prefix + "…", escape(k.tenant), "yes" if k.admin else "",
+                      k.created_at[:16].replace("T", " "), k.revoked_at[:16].replace("T", " ") if k.revoked_at else "")
+    console.print(table if stored else "[dim]no API keys; create one with memlane keys create --tenant NAME[/dim]")
+
+
+@command("revoke", on=keys_app)
+def keys_revoke(key_id: str = typer.Argument(..., help="the key's id (see memlane keys list)"),
+                as_json: bool = JsonOpt) -> None:
+    """Revoke a key; the server refuses it from the next request on."""
+    info = _key_store().revoke(key_id)
+    if as_json:
+        _print_json(info.to_dict())
+    else:
+        console.print(f"revoked {info.id} (tenant {escape(info.tenant)}) at {info.revoked_at}", highlight=False)
