@@ -92,10 +92,10 @@ def test_python_blocks_run_in_order(workdir):
 def test_shell_blocks_run(workdir):
     shell = [b for b in blocks("bash") if "memlane serve" not in b and "curl" not in b]
     assert shell and any("memlane add" in b for b in shell)
-    for block in shell:
-        out = bash(block)
-    assert "memlane " in out.stdout  # the last line: memlane --version
+    outputs = {block: bash(block).stdout for block in shell}
+    assert any(b.rstrip().endswith("memlane --version") and "memlane " in out for b, out in outputs.items())
     assert (workdir / "alice.jsonl").exists()
+    assert (workdir / "restored-home" / "memlane.db").exists()  # the backup block restored the home
 
 
 def _port_free(port: int) -> bool:
