@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from common import summary, unit_vectors, write_report  # noqa: E402
 from memlane.core import scope, timeutil  # noqa: E402
 from memlane.core.ids import new_id  # noqa: E402
-from memlane.memory import text_hash  # noqa: E402
+from memlane.core.models import text_hash  # noqa: E402
 from memlane.core.models import MemoryRecord, MessageRecord  # noqa: E402
 from memlane.store import ChangeSet  # noqa: E402
 from memlane.store.base import Invalidate  # noqa: E402

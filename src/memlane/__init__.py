@@ -17,7 +17,8 @@ from memlane.core.errors import (
     ScopeError,
     StoreError,
 )
-from memlane.memory import AsyncMemory, Memory
+from memlane.async_memory import AsyncMemory
+from memlane.memory import Memory
 from memlane.documents import AsyncDocuments, Documents
 
 __version__ = "0.1.0"

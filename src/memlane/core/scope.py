@@ -10,6 +10,7 @@ request to search across every user (the admin-wide search).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import Any
 
 from memlane.core import filters as flt
@@ -21,6 +22,13 @@ from memlane.core.errors import ScopeError
 DEFAULT_USER_ID = "default"
 
 SCOPE_KEYS = flt.SCOPE_COLUMNS
+
+#: the memories a read sees by default: those not invalidated, and not expired yet (an expiry is a
+#: ``valid_to`` in the future, checked against the database's clock when the read runs)
+ACTIVE = flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
+                 flt.Compare(flt.Field(column="valid_to"), "gt", flt.NOW)))
+
+Moment = str | datetime | date | None
 
 
 def scope_ids(user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> dict[str, str]:
@@ -61,3 +69,15 @@ def scoped_filter(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> 
         )
     conditions = [flt.Compare(flt.Field(column=key), "eq", value) for key, value in ids.items()]
     return flt.conjoin(*conditions, node)
+
+
+def validity(include_invalid: bool, as_of: Moment) -> flt.Node:
+    """Which memories a read sees: active ones, all of them, or those valid at ``as_of``."""
+    if as_of is not None:
+        moment = validation.moment(as_of, "as_of")
+        return flt.conjoin(
+            flt.Compare(flt.Field(column="created_at"), "lte", moment),
+            flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
+                    flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
+        )
+    return flt.MATCH_ALL if include_invalid else ACTIVE

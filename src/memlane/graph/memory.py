@@ -8,14 +8,14 @@ pipelines (``graph/``), hand back the changes to write and the relations to show
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from memlane.core import filters as flt
-from memlane.core import timeutil
+from memlane.core import timeutil, validation
 from memlane.core.config import MemoryConfig
 from memlane.embeddings import Embeddings
 from memlane.graph import lookup, reconcile, resolve
@@ -135,6 +135,12 @@ class GraphMemory:
     def delete(self, scope: dict[str, str]) -> int:
         return self.store.delete_graph(scope)
 
+    def delete_scope(self, ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> int | None:
+        """``delete_all``'s relations: how many were deleted, or None when the filters name more than
+        the scope (metadata, which relations do not have: they are left alone)."""
+        where = graph_scope(ids, filters)
+        return None if where is None else self.delete(where)
+
     # -- reads -----------------------------------------------------------------------------------
 
     def search(self, query: str, vector: np.ndarray, scope: dict[str, str], *, include_invalid: bool = False,
@@ -158,6 +164,37 @@ class GraphMemory:
             limit: int | None = None) -> list[dict[str, Any]]:
         return [r.to_item() for r in self.store.graph_relations(scope, include_invalid=include_invalid, as_of=as_of,
                                                                   limit=limit)]
+
+    def of_scope(self, ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, include_invalid: bool,
+                 as_of: Any, limit: int) -> list[dict[str, Any]]:
+        """A scope's relations for ``get_all`` (none when the filters name more than the scope)."""
+        where = graph_scope(ids, filters)
+        if where is None:
+            return []
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.all(where, include_invalid=include_invalid, as_of=moment, limit=limit)
+
+    def search_beside(self, memories: Callable[[], dict[str, Any]], query: str, vector: np.ndarray,
+                      ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, include_invalid: bool,
+                      as_of: Any) -> dict[str, Any]:
+        """``search`` with relations: the graph lookup runs in ``lookup_pool`` while this thread runs
+        ``memories()`` (the vector search); its answer gains ``relations``."""
+        arguments = (query, vector, ids, filters, include_invalid, as_of)
+        lookup = lookup_pool().submit(self._search_scope, *arguments)
+        found = memories()
+        if found.get("status") == "error":  # the store failed (seed 001's answer): no relations either
+            lookup.cancel()
+            return {**found, "relations": []}
+        # no thread took the lookup yet (a busy machine wakes threads late): do it here instead of waiting
+        relations = self._search_scope(*arguments) if lookup.cancel() else lookup.result()
+        return {**found, "relations": relations}
+
+    def _search_scope(self, query: str, vector: np.ndarray, ids: Mapping[str, str],
+                      filters: Mapping[str, Any] | None, include_invalid: bool, as_of: Any) -> list[dict[str, Any]]:
+        # metadata filters narrow the memories; relations are found by the scope alone
+        where = graph_scope(ids, filters, strict=False)
+        moment = validation.moment(as_of, "as_of") if as_of is not None else None
+        return self.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
 
 
 def _triple(r: Relation) -> dict[str, str]:

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.core import scope
 from memlane.mcp_server import tools
-from memlane.memory import AsyncMemory, Memory
+from memlane.async_memory import AsyncMemory
+from memlane.memory import Memory
 
 #: the framework-neutral failure the adapters turn into their framework's tool error
 ToolFailure = tools.ToolFailure

@@ -27,7 +27,8 @@ from pydantic import ConfigDict, Field, model_validator
 
 from memlane.core import scope
 from memlane.integrations.agent_tools import TOOLS, ScopedTools, ToolFailure, description
-from memlane.memory import AsyncMemory, Memory
+from memlane.async_memory import AsyncMemory
+from memlane.memory import Memory
 
 #: memory fields a Document's metadata carries (besides the memory's own metadata)
 DOCUMENT_FIELDS = ("score", "user_id", "agent_id", "run_id", "actor_id", "role", "memory_type", "created_at",

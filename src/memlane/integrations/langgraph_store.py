@@ -65,11 +65,13 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from memlane.async_memory import AsyncMemory
 from memlane.core import timeutil, validation
 from memlane.core.changes import EXPIRED
 from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
 from memlane.core.filters import SCOPE_COLUMNS
-from memlane.memory import AsyncMemory, Memory, NewMemory
+from memlane.core.models import NewMemory
+from memlane.memory import Memory
 
 #: the metadata key under which an item's namespace, key and value are kept
 METADATA_KEY = "langgraph"

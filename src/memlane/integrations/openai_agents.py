@@ -23,7 +23,8 @@ from agents.strict_schema import ensure_strict_json_schema
 from pydantic import ValidationError
 
 from memlane.integrations.agent_tools import TOOLS, ScopedTools, ToolFailure, description
-from memlane.memory import AsyncMemory, Memory
+from memlane.async_memory import AsyncMemory
+from memlane.memory import Memory
 
 
 def memory_tools(memory: Memory | AsyncMemory | None = None, *, user_id: str | None = None,

@@ -1,7 +1,8 @@
 """The search pipeline behind ``Memory.search`` and ``Memory.search_memory_with_context``.
 
-``Memory`` validates the call and builds the filter; the ``Searcher`` embeds the query once
-(a ``Query``: text, vector, keyword terms, date windows) and runs the stages over it:
+``Memory`` validates the call and builds the filter (``core/scope.py``: the scope and ``validity``); the
+``Searcher`` embeds the query once (a ``Query``: text, vector, keyword terms, date windows) and runs the
+stages over it:
 
 - **vector**: the store's nearest memories (the whole search when no stage is asked for);
 - **keyword** (``keyword_search``): BM25 matches fused with the vector candidates, then the
@@ -19,12 +20,12 @@ answer says so (``status: "error"``, ``fallback_failed``) rather than raising (s
 from __future__ import annotations
 
 import logging
-from datetime import date, datetime
 from typing import Any
 
 from memlane.core import filters as flt
 from memlane.core import validation
 from memlane.core.config import MemoryConfig
+from memlane.core.scope import ACTIVE, Moment
 from memlane.core.errors import StoreError
 from memlane.embeddings import Embeddings
 from memlane.embeddings.memory_text import token_text
@@ -37,27 +38,9 @@ from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.store import Store
 
-#: the memories a read sees by default: those not invalidated, and not expired yet (an expiry is a
-#: ``valid_to`` in the future, checked against the database's clock when the read runs)
-ACTIVE = flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
-                 flt.Compare(flt.Field(column="valid_to"), "gt", flt.NOW)))
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
-Moment = str | datetime | date | None
-
 log = logging.getLogger("memlane.retrieval")
-
-
-def validity(include_invalid: bool, as_of: Moment) -> flt.Node:
-    """Which memories a read sees: active ones, all of them, or those valid at ``as_of``."""
-    if as_of is not None:
-        moment = validation.moment(as_of, "as_of")
-        return flt.conjoin(
-            flt.Compare(flt.Field(column="created_at"), "lte", moment),
-            flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
-                    flt.Compare(flt.Field(column="valid_to"), "gt", moment))),
-        )
-    return flt.MATCH_ALL if include_invalid else ACTIVE
 
 
 class Searcher:

@@ -1,0 +1,73 @@
+"""``AsyncMemory``: ``Memory`` for asyncio code. It has no bodies of its own: every method runs the
+``Memory`` method in a worker thread, so the two can never drift apart."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memlane.core import config as config_mod
+from memlane.embeddings import Embedder
+from memlane.memory import Memory
+from memlane.store import Store
+
+
+def _offload(name: str) -> Callable[..., Any]:
+    method = getattr(Memory, name)
+
+    @functools.wraps(method)
+    async def call(self: "AsyncMemory", *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
+
+    return call
+
+
+class AsyncMemory:
+    """``Memory`` for asyncio code: the same methods and results, awaited.
+
+    Blocking work (embedding, SQLite) runs in worker threads, so many calls can
+    be in flight at once without blocking the event loop.
+    """
+
+    def __init__(
+        self,
+        config: config_mod.MemoryConfig | Mapping[str, Any] | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: Store | None = None,
+        memory: Memory | None = None,
+        tenant: str | None = None,
+    ):
+        self.sync = memory or Memory(config, embedder=embedder, store=store, tenant=tenant)
+
+    @classmethod
+    def from_config(cls, config_dict: Mapping[str, Any]) -> "AsyncMemory":
+        return cls(config_dict)
+
+    add = _offload("add")
+    cleanup_old_memories = _offload("cleanup_old_memories")
+    merge_similar_memories = _offload("merge_similar_memories")
+    insert = _offload("insert")
+    get_messages = _offload("get_messages")
+    get = _offload("get")
+    get_all = _offload("get_all")
+    search = _offload("search")
+    update = _offload("update")
+    set_expiration = _offload("set_expiration")
+    delete = _offload("delete")
+    delete_all = _offload("delete_all")
+    history = _offload("history")
+    reset = _offload("reset")
+    info = _offload("info")
+    scopes = _offload("scopes")
+    close = _offload("close")
+    should_search_memory = _offload("should_search_memory")
+    search_memory_with_context = _offload("search_memory_with_context")
+
+    async def __aenter__(self) -> "AsyncMemory":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

@@ -1,0 +1,108 @@
+"""Memory formation, conducted for ``Memory.add``: the memories one add writes besides its messages.
+
+- ``procedural`` (``memory_type="procedural"``): the engine's summary of the messages, one memory of the agent;
+- ``verbatim`` (``infer=False``): each message one memory, with the turns before it as context
+  (``retrieval.context_messages``); system messages are skipped;
+- ``form`` (``infer=True``): facts extracted and attributed to their speakers, embedded as they are
+  stored, the scope's memories near them read as candidates, the engine's decisions planned.
+
+Pipelines decide, the facade applies: ``form`` reads the store (the candidates) and returns the
+``ChangeSet`` to write, the add's relations with it; ``Memory.add`` writes it in one transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memlane.core import filters as flt
+from memlane.core import timeutil, validation
+from memlane.core.arguments import AddCall
+from memlane.core.changes import ChangeSet
+from memlane.core.config import MemoryConfig
+from memlane.core.graph_models import GraphChanges
+from memlane.core.models import Message, NewMemory, text_hash
+from memlane.core.scope import ACTIVE
+from memlane.embeddings import Embeddings, memory_text
+from memlane.ingest import candidates as formation_candidates
+from memlane.ingest import offline_extract, speakers
+from memlane.ingest.plan import Context, plan
+from memlane.ingest.report import skipped_messages
+from memlane.ingest.types import Engine, FormationFailed
+
+
+class Formation:
+    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine):
+        self.config = config
+        self.limits = config.limits.to_limits()
+        self.embeddings = embeddings
+        self.store = store
+        self.engine = engine
+
+    def procedural(self, call: AddCall, message_ids: list[str]) -> list[NewMemory]:
+        """The agent's procedure, summarised by the engine (raises ``FormationFailed``)."""
+        summary = self.engine.summarize_procedure(call.messages)
+        promoted = call.promoted
+        return [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
+                          memory_type="procedural", metadata=call.metadata, source_message_ids=message_ids,
+                          role="assistant", actor_id=promoted.get("actor_id"), **call.expiry, **call.ids)]
+
+    def verbatim(self, call: AddCall, message_ids: list[str]) -> tuple[list[NewMemory], list[dict[str, str]]]:
+        """One memory a message, and the system messages skipped (``[{"message_id", "reason"}]``)."""
+        window = self.config.retrieval.context_messages
+        received, promoted = call.messages, call.promoted
+        drafts = [
+            NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
+                      metadata=call.metadata, memory_type=call.memory_type, source_message_ids=[message_ids[i]],
+                      context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
+                      **call.expiry, **call.ids)
+            for i, m in enumerate(received) if m.role != "system"
+        ]
+        skipped = [{"message_id": message_ids[i], "reason": offline_extract.SYSTEM}
+                   for i, m in enumerate(received) if m.role == "system"]
+        return drafts, skipped
+
+    def form(self, call: AddCall, message_ids: list[str], outcome: dict[str, Any],
+             graph: GraphChanges) -> ChangeSet | None:
+        """Extract facts, find the memories near them, decide, and plan every decision; ``outcome`` gets
+        the add's report (results, unchanged, skipped, or status "failed" and the reason). Returns what
+        to write: the decisions with the add's ``graph`` changes; when nothing is formed the graph
+        changes alone, or None when there are none."""
+        received, ids, metadata, promoted = call.messages, call.ids, call.metadata, call.promoted
+        agent_facts = "agent_id" in ids and "user_id" not in ids
+
+        def explain(message: Message) -> str:
+            return self.engine.skip_reason(message, agent_facts=agent_facts)
+
+        try:
+            facts = self.engine.extract(received, agent_facts=agent_facts)
+            outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
+            if not facts:
+                outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)
+                return ChangeSet(graph=graph) if graph else None
+            speaker = next((m for m in received if m.role == "user"), received[0])
+            known = speakers.attribute(facts, received, explicit=promoted.get("actor_id"), default=speaker.name)
+            settings = self.config.retrieval
+            stored_as = [memory_text.embedding_text(f.text, metadata, None, settings, f.actor_id) for f in facts]
+            vectors = self.embeddings.documents(stored_as)
+            counterparts = speakers.counterpart_filter(facts) if known else None
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
+                                *([counterparts] if counterparts else []))
+            candidates = formation_candidates.find(self.store, self.embeddings, facts, vectors, where,
+                                                   self.config.formation.top_k,
+                                                   labelled=stored_as != [f.text for f in facts])
+            decisions = self.engine.reconcile(facts, candidates)
+        except FormationFailed as exc:
+            outcome.update(status="failed", reason=str(exc))
+            return ChangeSet(graph=graph) if graph else None
+        context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
+                          actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
+                          memory_type=call.memory_type, expires=call.expires)
+        outcome_plan = plan(decisions, facts, vectors, candidates, context,
+                            lambda texts, actors: self.embeddings.documents(
+                                [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))
+        outcome_plan.changes.graph = graph
+        outcome.update(results=outcome_plan.results, unchanged=outcome_plan.unchanged,
+                       skipped=skipped_messages(received, message_ids, facts, outcome_plan, explain))
+        if outcome_plan.ignored:
+            outcome["ignored_decisions"] = outcome_plan.ignored
+        return outcome_plan.changes
