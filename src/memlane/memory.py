@@ -19,15 +19,14 @@ from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.errors import MemoryNotFoundError
-from memlane.core.graph_models import GraphChanges
-from memlane.core.ids import new_id
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
+from memlane.ingest.adds import Adds
 from memlane.ingest.formation import Formation
-from memlane.ingest.types import Engine, FormationFailed
+from memlane.ingest.types import Engine
 from memlane.maintenance.maintainer import Maintainer, reembed_store
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import Searcher
@@ -64,6 +63,9 @@ class Memory:
         self.formation = Formation(self.config, self.embeddings, self.store, self.engine)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
+        #: each add exactly once (``ingest/adds.py``); what a crash left half-done is completed now
+        self.adds = Adds(self.config, self.embeddings, self.store, self.formation, self.graph)
+        self.adds.recover()
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -82,6 +84,7 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -101,33 +104,16 @@ class Memory:
         ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed, and
         ``skipped`` (``infer=True``) each message that changed nothing, with why:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
+
+        Each add happens exactly once (``ingest/adds.py``): if the process dies after the messages are
+        kept, the add is completed when the store next opens or by the next add in its scope. A call
+        with an ``idempotency_key`` (any string of 1-256 characters, unique per add) that comes again
+        returns the first call's result and stores nothing twice; the same key with another request
+        is an ``InvalidInputError``.
         """
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits)
-        now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **call.ids)
-                for m in call.messages]
-        self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
-        message_ids = [m.id for m in kept]
-        outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
-        if call.memory_type == "procedural":
-            try:
-                drafts = self.formation.procedural(call, message_ids)
-            except FormationFailed as exc:
-                return {**outcome, "status": "failed", "reason": str(exc)}
-        elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids)
-        else:
-            graph = GraphChanges()
-            if self.graph is not None:  # relations are written with the memories, or alone when formation fails
-                graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            changes = self.formation.form(call, message_ids, outcome, graph)
-            if changes is not None:
-                self.store.apply(changes)
-            return outcome
-        records = self.insert(drafts)
-        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
-        return outcome
+        return self.adds.add(call, validation.idempotency_key(idempotency_key))
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:

@@ -165,6 +165,17 @@ def metadata(value: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, str]
     return stored, promoted
 
 
+def idempotency_key(value: Any, field: str = "idempotency_key") -> str | None:
+    """A key naming one add, so that its retries are applied once: 1-256 characters, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters, "
+                                f"got {value!r}", field=field)
+    _check_chars(value, field)
+    return value
+
+
 def identifier_text(value: Any, field: str) -> str:
     """A label such as actor_id or role: a non-empty string (spaces allowed)."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:

@@ -187,6 +187,8 @@ def _sqlite_counts(path: Path) -> dict[str, int]:
         present = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         counts = {label: con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # table: a fixed name
                   for table, label in _COUNTED.items() if table in present}
+        if "adds" in present:  # adds cut between their two transactions: completed when the restored store opens
+            counts["pending_adds"] = con.execute("SELECT count(*) FROM adds WHERE status = 'pending'").fetchone()[0]
         counts["schema_version"] = con.execute("PRAGMA user_version").fetchone()[0]
         return counts
     finally:

@@ -87,6 +87,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
         expiration_date: Annotated[Optional[str], Field(
             description="ISO-8601 date or datetime in the future: the memories added expire then")] = None,
+        idempotency_key: Annotated[Optional[str], Field(
+            description="a unique key for this add (e.g. a UUID): calling again with it returns the first "
+                        "call's result instead of storing anything twice")] = None,
     ) -> dict[str, Any]:
         """Remember a conversation: extract lasting facts and reconcile them with what is already known
         (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
@@ -97,7 +100,7 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         caller = resolve(ctx)
         return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                                               metadata=metadata, infer=infer, memory_type=memory_type,
-                                              expiration_date=expiration_date))
+                                              expiration_date=expiration_date, idempotency_key=idempotency_key))
 
     @server.tool(annotations=read_only)
     def search_memories(

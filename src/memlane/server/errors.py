@@ -8,6 +8,7 @@
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
 | ``MemoryNotFoundError``                 | 404 |
+| ``AddInProgress`` (same Idempotency-Key, first still running) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
@@ -28,6 +29,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from memlane.core.errors import (
+    AddInProgress,
     EmbeddingError,
     FilterError,
     InvalidInputError,
@@ -63,7 +65,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody, "desc
     (401, "no API key, or an unknown or revoked one"),
     (403, "the key may not do this (admin operations)"),
     (404, "no such memory, collection or document"),
-    (409, "a name that is already taken"),
+    (409, "a name that is already taken, or an add with this Idempotency-Key still being processed"),
     (405, "the path does not serve this method; Allow lists those it does"),
     (413, "the request body is larger than the server's limit"),
     (414, "the URL is longer than the server reads"),
@@ -130,6 +132,10 @@ async def _not_found(request: Request, exc: MemoryNotFoundError) -> JSONResponse
     return _error(404, f"Memory not found: no memory with id {exc.memory_id!r}", field="memory_id")
 
 
+async def _in_progress(request: Request, exc: AddInProgress) -> JSONResponse:
+    return _error(409, str(exc), headers={"Retry-After": "1"}, field="idempotency_key")
+
+
 async def _http(request: Request, exc: HTTPException) -> JSONResponse:
     if exc.status_code == 405:
         return _method_not_allowed(request)
@@ -175,5 +181,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(InvalidInputError, _invalid_input)  # type: ignore[arg-type]
     app.add_exception_handler(MemoryNotFoundError, _not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(AddInProgress, _in_progress)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(MemlaneError, _server_fault)  # type: ignore[arg-type]

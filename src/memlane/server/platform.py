@@ -63,7 +63,8 @@ def ping(request: Request) -> dict[str, Any]:
 
 @router.post("/v3/memories/add/", summary="mem0 client add")
 @router.post("/v1/memories/", summary="mem0 client add (1.x clients)", deprecated=True)
-def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
+def add(body: schemas.PlatformAdd, request: Request,
+        idempotency_key: Optional[str] = schemas.IdempotencyKey) -> dict[str, Any]:
     _refuse_app_id(body.app_id, body.filters)
     ids = _ids(body)
     for key, value in (body.filters or {}).items():
@@ -75,7 +76,8 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
                              field=key)
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
-                                         memory_type=body.memory_type, expiration_date=body.expiration_date, **ids)
+                                         memory_type=body.memory_type, expiration_date=body.expiration_date,
+                                         idempotency_key=idempotency_key, **ids)
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
     answer = {**outcome, "status": "SUCCEEDED" if outcome["status"] == "ok" else "FAILED",
               "event_id": str(uuid.uuid4()), "results": results}

@@ -33,16 +33,18 @@ def health() -> dict[str, Any]:
 
 
 @router.post("/memories", tags=["memories"], summary="Remember a conversation")
-def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]:
+def add_memories(body: schemas.MemoryCreate, request: Request,
+                 idempotency_key: Optional[str] = schemas.IdempotencyKey) -> dict[str, Any]:
     """Keeps the messages verbatim, then extracts and reconciles facts (``infer``) or stores
     each message as a memory. Returns ``Memory.add``'s result: ``results`` (ADD / UPDATE /
     DELETE events), ``status``, ``facts``, ``unchanged``, ``skipped`` (each message that stored nothing,
-    with why) and ``message_ids``."""
+    with why) and ``message_ids``. With an ``Idempotency-Key`` header, a request that comes again (a
+    client's retry) answers the first one's result and stores nothing twice."""
     messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                                       metadata=body.metadata, infer=body.infer, memory_type=body.memory_type,
-                                      expiration_date=body.expiration_date)
+                                      expiration_date=body.expiration_date, idempotency_key=idempotency_key)
 
 
 @router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")

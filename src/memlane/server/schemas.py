@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
+from fastapi import Header
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 from memlane.core.models import MEMORY_TYPES
@@ -35,6 +36,9 @@ def _int_to_str(value: Any) -> Any:
 # around it (pydantic fails on max_length of None)
 Id = Annotated[Optional[Union[Annotated[str, Field(max_length=MAX_ID_CHARS)], StrictInt]], AfterValidator(_int_to_str)]
 Number = Union[StrictInt, StrictFloat]
+#: a client's name for one add (e.g. a UUID), in a header: a retry with it answers the first request's result
+IdempotencyKey = Header(None, alias="Idempotency-Key", min_length=1, max_length=MAX_ID_CHARS,
+                        description="a unique key per add: a retry with the same key returns the first result")
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 

@@ -96,8 +96,8 @@ class Store(Protocol):
     def claim_add(self, add_id: str, expected_owner: str | None, owner: str, lease_until: str) -> bool:
         """Take over a pending add from ``expected_owner``; False if it is done or taken."""
 
-    def forget_adds(self, before: str) -> int:
-        """Remove completed adds last changed before ``before``."""
+    def forget_adds(self, before: str, keyed_before: str | None = None) -> int:
+        """Remove completed adds last changed before ``before`` (with an idempotency key: ``keyed_before``)."""
 
     def count(self, where: Node) -> int: ...
 

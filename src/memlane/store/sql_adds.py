@@ -9,8 +9,8 @@ behave as one call that happens exactly once:
 * the second writes the memories and sets the record ``done`` with the call's outcome, on the
   condition that it is still pending (``AddAlreadyDone`` rolls everything back otherwise): two
   processes completing one add cannot both write its memories;
-* a record with a key keeps its outcome (``KEY_RETENTION_DAYS``), so a retry answers the same;
-  one without a key is removed once done.
+* a completed record keeps its outcome for a while (``forget_adds``; ``ingest/adds.py`` says how
+  long), so a retry with the same idempotency key answers the same.
 
 Runs inside the store's transactions (``apply``) or its own. A queue of adds to form later (async
 adds) is the same journal: pending records a worker claims (``claim_add``) and completes.
@@ -26,9 +26,6 @@ from memlane.core.errors import AddAlreadyDone, AddKeyTaken
 from memlane.core.filters import SCOPE_COLUMNS
 from memlane.core import timeutil
 from memlane.store.sql_dialect import Con, SqlDialect
-
-#: how long a completed add with an idempotency key keeps its outcome for retries
-KEY_RETENTION_DAYS = 7
 
 _COLUMNS = ("id, key, fingerprint, user_id, agent_id, run_id, request, message_ids, status, outcome, owner,"
             " lease_until, created_at, updated_at")
@@ -79,7 +76,8 @@ class SqlAddJournal(SqlDialect):
     def pending_adds(self, scope: dict[str, str] | None = None, limit: int = 100) -> list[AddRecord]:
         """Pending adds, oldest first: all of them, or those of exactly ``scope`` (user, agent, run ids;
         a missing key must be NULL)."""
-        parts, params = ["status = %s"], [PENDING]
+        # the status as a literal, so SQLite's partial index of pending adds serves the query
+        parts, params = [f"status = '{PENDING}'"], []
         if scope is not None:
             for column in SCOPE_COLUMNS:
                 if scope.get(column) is None:
@@ -104,8 +102,11 @@ class SqlAddJournal(SqlDialect):
 
         return self._run(claim, write=True) == 1
 
-    def forget_adds(self, before: str) -> int:
-        """Remove completed adds last changed before ``before`` (ISO time): their keys are free again."""
+    def forget_adds(self, before: str, keyed_before: str | None = None) -> int:
+        """Remove completed adds last changed before ``before`` (ISO time), those with an idempotency
+        key before ``keyed_before`` (default ``before``): their keys are free again."""
+        keyed_before = keyed_before or before
         return self._run(lambda con: con.execute(
-            self._sql("DELETE FROM {adds} WHERE {tenant}status = %s AND updated_at < %s"),
-            self._t(DONE, before)).rowcount, write=True)
+            self._sql("DELETE FROM {adds} WHERE {tenant}status = %s AND updated_at <"
+                      " CASE WHEN key IS NULL THEN %s ELSE %s END"),
+            self._t(DONE, before, keyed_before)).rowcount, write=True)

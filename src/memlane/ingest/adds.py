@@ -1,0 +1,263 @@
+"""Each ``add`` exactly once: journaled with its messages, formed, and completed in one transaction.
+
+``Memory.add`` writes twice: the messages first (nothing a user sends is lost, even if formation
+fails or the process dies), then what they formed. ``Adds`` makes the pair behave as one call:
+
+1. **Journal.** The first transaction writes the messages and a pending record of the call
+   (``core/changes.AddRecord``: scope, request, message ids, idempotency key, owner).
+2. **Form and complete.** Formation runs (``ingest/formation.py``); the second transaction writes its
+   changes and sets the record done with the call's outcome, on the condition that it is still
+   pending (``AddAlreadyDone``: someone else completed it; this one's writes roll back).
+3. **Recover.** A pending record whose owner is gone (a process on this host that no longer runs,
+   or another host's whose lease ran out) is completed from its stored request and messages: when a
+   ``Memory`` opens the store, and by the next add in its scope, before that add.
+4. **Retry.** An add with an ``idempotency_key`` already journaled answers the first call's outcome
+   (completing it first if its process died); the same key with a different request is an error.
+
+A queue of adds formed later (async adds) is the same journal: ``journal`` without forming, then a
+worker ``claim``s and ``complete``s the records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from memlane.core import filters as flt
+from memlane.core import timeutil
+from memlane.core.arguments import AddCall
+from memlane.core.changes import PENDING, AddDone, AddRecord, ChangeSet
+from memlane.core.config import MemoryConfig
+from memlane.core.errors import AddAlreadyDone, AddInProgress, AddKeyTaken, IdempotencyKeyReused
+from memlane.core.graph_models import GraphChanges
+from memlane.core.ids import new_id
+from memlane.core.models import Message, MessageRecord
+from memlane.embeddings import Embeddings
+from memlane.ingest import records as ingest_records
+from memlane.ingest.formation import Formation
+from memlane.ingest.types import FormationFailed
+
+log = logging.getLogger("memlane.adds")
+
+#: how long another host waits before it takes over a pending add whose owner it cannot see
+LEASE = timedelta(minutes=10)
+#: how long a retry with the same idempotency key gets the first call's outcome
+KEY_RETENTION = timedelta(days=7)
+#: how long a completed add without a key stays journaled (a completion racing a recovery reads it)
+UNKEYED_RETENTION = timedelta(hours=1)
+#: how long a retry waits for the first call with its key, still being formed by a live process
+WAIT_SECONDS = 30.0
+#: adds completed between two prunings of old records (per process)
+PRUNE_EVERY = 500
+
+
+def _start_time(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, Linux), so a reused pid is told apart."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+HOST = socket.gethostname()
+
+
+def this_process() -> str:
+    """This process as an add's owner: ``host:pid:start``."""
+    return f"{HOST}:{os.getpid()}:{_start_time(os.getpid())}"
+
+
+def owner_alive(owner: str | None) -> bool | None:
+    """Whether the process named ``owner`` still runs: True, False, or None (another host's: unknown)."""
+    if not owner:
+        return False
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != HOST:
+        return None
+    try:
+        pid = int(parts[1])
+        os.kill(pid, 0)
+    except ValueError:
+        return None
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # runs, as another user
+        pass
+    return not parts[2] or _start_time(pid) == parts[2]
+
+
+def fingerprint(call: AddCall) -> str:
+    """The request an idempotency key stands for: the same key must come with the same request."""
+    return hashlib.sha256(json.dumps(request(call), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def request(call: AddCall) -> dict[str, Any]:
+    """What completing the add needs besides its messages (those are stored), as JSON."""
+    return {"ids": call.ids, "messages": [[m.role, m.content, m.name] for m in call.messages],
+            "metadata": call.metadata, "promoted": call.promoted, "infer": call.infer,
+            "memory_type": call.memory_type, "expires": call.expires}
+
+
+class Adds:
+    """The add path of one ``Memory``: its store, formation and graph memory."""
+
+    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, formation: Formation,
+                 graph: Any = None):
+        self.config = config
+        self.embeddings = embeddings
+        self.store = store
+        self.formation = formation
+        self.graph = graph
+        self.owner = this_process()
+        self._completed = 0
+
+    # -- the call ---------------------------------------------------------------------------------
+
+    def add(self, call: AddCall, key: str | None = None) -> dict[str, Any]:
+        if key is not None:
+            found = self.store.add_record(key=key)
+            if found is not None:
+                return self._replay(found, call)
+        self.complete_stale(call.ids)  # what a crash left behind in this scope comes first
+        record, kept = self.journal_record(call, key)
+        try:
+            self.store.apply(ChangeSet(messages=kept, journal=record))
+        except AddKeyTaken:  # a concurrent call with the same key journaled first
+            return self.add(call, key)
+        return self.complete(record, call)
+
+    def journal_record(self, call: AddCall, key: str | None) -> tuple[AddRecord, list[MessageRecord]]:
+        now = timeutil.now_iso()
+        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **call.ids)
+                for m in call.messages]
+        body = request(call)
+        del body["messages"]  # stored as the messages themselves
+        record = AddRecord(id=new_id(), fingerprint=fingerprint(call), request=body,
+                           message_ids=[m.id for m in kept], created_at=now, key=key, owner=self.owner,
+                           lease_until=_later(LEASE), **call.ids)
+        return record, kept
+
+    def complete(self, record: AddRecord, call: AddCall | None = None) -> dict[str, Any]:
+        """Form a journaled add and write what it formed with its outcome (``call``: the request, when
+        known; else read back from the record and its stored messages)."""
+        call = call or self._call(record)
+        outcome, changes = self._form(call, record.message_ids)
+        changes.done = AddDone(record.id, outcome)
+        try:
+            self.store.apply(changes)
+        except AddAlreadyDone:  # completed by another process meanwhile: its outcome is the add's
+            done = self.store.add_record(add_id=record.id)
+            if done is None or done.outcome is None:
+                raise
+            return done.outcome
+        self._completed += 1
+        if self._completed % PRUNE_EVERY == 0:
+            self.prune()
+        return outcome
+
+    # -- recovery ---------------------------------------------------------------------------------
+
+    def stale(self, record: AddRecord) -> bool:
+        """Whether a pending add's owner is gone: a process of this host that stopped, or another
+        host's whose lease ran out."""
+        alive = owner_alive(record.owner)
+        if alive is None:
+            return not record.lease_until or record.lease_until < timeutil.now_iso()
+        return not alive
+
+    def take_over(self, record: AddRecord) -> dict[str, Any] | None:
+        """Claim a stale pending add and complete it; None if another process claimed it first."""
+        if not self.store.claim_add(record.id, record.owner, self.owner, _later(LEASE)):
+            return None
+        log.info("completing add %s of %s (its process %s is gone)", record.id,
+                 {k: v for k, v in (("user_id", record.user_id), ("agent_id", record.agent_id),
+                                    ("run_id", record.run_id)) if v}, record.owner)
+        return self.complete(record)
+
+    def complete_stale(self, scope: dict[str, str] | None = None, limit: int = 100) -> int:
+        """Complete the stale pending adds (of exactly ``scope``, or all), oldest first; how many."""
+        done = 0
+        for record in self.store.pending_adds(scope, limit):
+            if self.stale(record):
+                try:
+                    if self.take_over(record) is not None:
+                        done += 1
+                except Exception:  # one broken record must not stop the store from opening or adding
+                    log.exception("could not complete the pending add %s", record.id)
+        return done
+
+    def recover(self) -> int:
+        """At open: complete every stale pending add, and forget old completed ones."""
+        done = self.complete_stale(None, limit=10_000)
+        self.prune()
+        return done
+
+    def prune(self) -> int:
+        return self.store.forget_adds(_earlier(UNKEYED_RETENTION), _earlier(KEY_RETENTION))
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _replay(self, record: AddRecord, call: AddCall) -> dict[str, Any]:
+        """The outcome of the first call with ``record``'s key (waiting for it, or completing it)."""
+        if record.fingerprint != fingerprint(call):
+            raise IdempotencyKeyReused(f"idempotency key {record.key!r} was used for another add (other messages, "
+                                       "scope or options); use a new key for a new add", field="idempotency_key")
+        deadline = time.monotonic() + WAIT_SECONDS
+        while record.status == PENDING:
+            if self.stale(record):
+                outcome = self.take_over(record)
+                if outcome is not None:
+                    return outcome
+            elif time.monotonic() > deadline:
+                raise AddInProgress(record.key or record.id)
+            time.sleep(0.05)
+            found = self.store.add_record(add_id=record.id)
+            if found is None:  # its scope was purged meanwhile: a new add
+                return self.add(call, record.key)
+            record = found
+        return record.outcome or {}
+
+    def _call(self, record: AddRecord) -> AddCall:
+        ids = list(record.message_ids)
+        where = flt.Compare(flt.Field(column="id"), "in", tuple(ids))
+        stored = {m.id: m for m in self.store.messages(where, len(ids))}
+        body = record.request
+        messages = [Message(role=stored[i].role, content=stored[i].content, name=stored[i].name)
+                    for i in ids if i in stored]
+        return AddCall(ids=body["ids"], messages=messages, metadata=body["metadata"], promoted=body["promoted"],
+                       infer=body["infer"], memory_type=body["memory_type"], expires=body["expires"])
+
+    def _form(self, call: AddCall, message_ids: list[str]) -> tuple[dict[str, Any], ChangeSet]:
+        """What the add writes besides its messages, and its outcome (``Memory.add``'s result)."""
+        outcome: dict[str, Any] = {"results": [], "status": "ok", "facts": [], "unchanged": [],
+                                   "message_ids": message_ids}
+        if call.memory_type == "procedural":
+            try:
+                drafts = self.formation.procedural(call, message_ids)
+            except FormationFailed as exc:
+                return {**outcome, "status": "failed", "reason": str(exc)}, ChangeSet()
+        elif not call.infer:
+            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids)
+        else:
+            graph = GraphChanges()
+            if self.graph is not None:  # relations are written with the memories, or alone when formation fails
+                graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
+            return outcome, self.formation.form(call, message_ids, outcome, graph) or ChangeSet()
+        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
+        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
+        return outcome, ChangeSet(inserts=records)
+
+
+def _later(delta: timedelta) -> str:
+    return timeutil.canonical(datetime.now(timezone.utc) + delta)
+
+
+def _earlier(delta: timedelta) -> str:
+    return timeutil.canonical(datetime.now(timezone.utc) - delta)
