@@ -78,7 +78,7 @@ def bash(code: str, **kwargs) -> subprocess.CompletedProcess:
 @pytest.mark.model
 def test_python_blocks_run_in_order(workdir):
     code = [b for b in blocks("python") if "MemoryClient" not in b]  # the mem0 client needs the server below
-    assert len(code) == 10  # a new block is run too; a lost one fails here
+    assert len(code) == 11  # a new block is run too; a lost one fails here
     namespace: dict = {"__name__": "__readme__"}
     for block in code:
         exec(compile(block, "README.md", "exec"), namespace)
