@@ -310,16 +310,22 @@ class Memory:
     # -- agent context (docs/context.md) -------------------------------------
 
     def should_search_memory(self, conversation: Any = None, system_prompt: str = "", *,
-                             explain: bool = False) -> "bool | agent_context.SearchDecision":
-        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate
-        (memory words, question words, relationship pronouns; English and Chinese), weights and
-        threshold in ``config.context`` (``gate="seed"``: as seed 004 reads, the default; ``"tuned"``:
-        memlane's). An empty or missing conversation needs no search (False). ``explain=True``
-        returns a ``SearchDecision`` with the score of each signal instead of the bool."""
+                             explain: bool = False, user_id: Any = None,
+                             agent_id: Any = None) -> "bool | agent_context.SearchDecision":
+        """Whether the conversation's next reply needs long-term memory: a keyword-scored gate (English
+        and Chinese; small talk never searches), settings in ``config.context`` (``gate="tuned"``, the
+        default, or ``"seed"``: docs/context.md). A named scope (``user_id``, ``agent_id``) adds what it
+        holds (none: no search). An empty or missing conversation needs no search (False).
+        ``explain=True`` returns a ``SearchDecision`` with the score of each signal."""
         turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
                                                        self.config.context.max_conversation_chars)
         explain = validation.flag(explain, "explain", False)
-        decision = agent_context.decide(turns, system_prompt, self.config.context)
+        evidence = None
+        if (user_id is not None or agent_id is not None) and turns:
+            pools = agent_context.scope_pools(validation.identifier(user_id, "user_id"),
+                                              validation.identifier(agent_id, "agent_id"))
+            evidence = self.searcher.evidence(turns, pools)
+        decision = agent_context.decide(turns, system_prompt, self.config.context, evidence)
         return decision if explain else decision.should_search
 
     def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",

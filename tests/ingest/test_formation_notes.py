@@ -17,6 +17,14 @@ from support.server_fixtures import live  # noqa: F401  (fixture)
 EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
 DEV = EVAL / "notes" / "notes_dev.jsonl"
 HOLDOUT = Path(__file__).parents[1] / "data" / "notes_holdout.jsonl"
+CONVERSATION_DEV = EVAL / "notes" / "conversation_dev.jsonl"
+#: everyday chat written for issue 32 (tests/data/README.md): small talk, we, compound subjects,
+#: facts inside questions, changes, refinements, pronouns
+CONVERSATION_HOLDOUT = Path(__file__).parents[1] / "data" / "conversation_holdout.jsonl"
+
+
+def _shared(path: Path):
+    return pytest.param(path, marks=pytest.mark.skipif(not path.exists(), reason=f"{path} is not here (../shared)"))
 
 
 @pytest.fixture
@@ -25,7 +33,8 @@ def memory(model_memory):
     return model_memory
 
 
-@pytest.mark.parametrize("path", [DEV, HOLDOUT], ids=["dev", "holdout"])
+@pytest.mark.parametrize("path", [_shared(DEV), HOLDOUT, _shared(CONVERSATION_DEV), CONVERSATION_HOLDOUT],
+                         ids=["dev", "holdout", "conversation-dev", "conversation-holdout"])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))
     failed = {c["id"]: c["failures"] for c in report["cases"] if not c["passed"]}
@@ -223,7 +232,7 @@ def test_the_evaluator_flags_invented_words(memory_text, source, invented):
 
 def test_rest_and_mem0_routes_report_skipped_messages(live):
     with live.client(live.key("skip-tenant")) as http:
-        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "How are you?"},
+        rest = http.post("/memories", json={"messages": [{"role": "user", "content": "What time is it in Lisbon?"},
                                                          {"role": "user", "content": "I keep bees."}],
                                             "user_id": "ana"}).json()
         assert [r["memory"] for r in rest["results"]] == ["User keeps bees"]

@@ -80,6 +80,13 @@ def test_precision_and_recall_of_each_gate(name, min_precision, min_recall, gate
     ("我们的计划和我的猫", "pronouns", ["我的", "我们"]),
     ("As I mentioned, you said it earlier", "references", ["as i mentioned", "you said", "earlier"]),
     ("你刚才提到的方案", "references", ["提到", "刚才"]),
+    ("Which Spanish lessons did you say I should repeat?", "references", ["did you say"]),
+    ("What should I cook tonight? Any ideas for me?", "requests", ["ideas", "what should i", "for me"]),
+    ("给我推荐几道适合我的菜", "requests", ["推荐", "适合"]),
+    ("Write a toast for my sister and my allergies", "personal", ["my allergies", "my sister"]),
+    ("帮我写一段给老公的生日祝福", "personal", ["老公"]),
+    ("How do I make my resume look more professional?", "know_how", ["how do i"]),
+    ("什么是机器学习？", "know_how", ["什么是"]),
 ])
 def test_signal_markers(text, signal, expected):
     assert context.hits(text, signal) == expected
@@ -87,7 +94,7 @@ def test_signal_markers(text, signal, expected):
 
 def test_explain_gives_each_signal_its_hits_and_points():
     turns = validation.messages("Remember what we said about my garden?", validation.Limits())
-    decision = context.decide(turns, "", ContextConfig())
+    decision = context.decide(turns, "", ContextConfig(gate="seed"))
     points = {s.signal: (s.hits, s.points) for s in decision.signals}
     assert points["memory_keywords"] == (["remember"], 3.0)
     assert points["questions"] == (["what", "?"], 2.0)
@@ -122,7 +129,7 @@ def test_the_tuned_gate_reads_only_the_recent_user_turns():
     turns = validation.messages(["Do you remember my dog?", "Nice weather", "Tell me a joke"], validation.Limits())
     assert not context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=2)).should_search
     assert context.decide(turns, "", ContextConfig(gate="tuned", recent_turns=3)).should_search
-    assert context.decide(turns, "", ContextConfig()).should_search  # the seed's gate reads them all
+    assert context.decide(turns, "", ContextConfig(gate="seed")).should_search  # the seed's gate reads them all
 
 
 def test_memory_facade_returns_a_bool_or_the_explanation(memory):
@@ -146,3 +153,90 @@ def test_bad_conversations_are_typed_errors_naming_the_field(memory, conversatio
     with pytest.raises(InvalidInputError) as raised:
         memory.search_memory_with_context(conversation, system_prompt, user_id="u")
     assert raised.value.field == field
+
+
+GATE = [  # (conversation, should search) under the default gate, no scope named
+    ("Thanks, that's really helpful!", False),                      # small talk never searches
+    ("Hey, how are you doing today? What's up?", False),
+    ("哈哈哈好的，晚安～", False),
+    ("What should I cook for dinner tonight?", True),               # a choice made for the speaker
+    ("Can you recommend a novel I'd probably enjoy?", True),
+    ("给我推荐一个通勤路上听的播客。", True),
+    ("Summarize this paragraph: The committee met on Tuesday and postponed the budget.", False),  # brings its material
+    ("What's the capital of Australia?", False),
+    ("How do I make my resume look more professional?", False),    # know-how is the same for everyone
+]
+
+
+@pytest.mark.parametrize("conversation,expected", GATE)
+def test_the_default_gate(conversation, expected):
+    turns = validation.messages(conversation, validation.Limits())
+    assert context.decide(turns, "", ContextConfig()).should_search is expected
+
+
+def test_small_talk_vetoes_and_material_counts_against():
+    small = context.decide(validation.messages("lol thanks, see you tomorrow!", validation.Limits()), "",
+                           ContextConfig())
+    assert not small.should_search and small.signals[-1].signal == "small_talk"
+    material = context.decide(validation.messages("Fix my code: def add(a, b): return a - b", validation.Limits()),
+                              "", ContextConfig(gate="tuned"))
+    assert {s.signal: s.points for s in material.signals}["material"] == -2.0
+    seed = context.decide(validation.messages("lol thanks, see you tomorrow!", validation.Limits()), "",
+                          ContextConfig(gate="seed"))
+    assert [s.signal for s in seed.signals][-1] == "requests"     # the seed's gate has neither
+
+
+@pytest.mark.parametrize("evidence,expected,last", [
+    (context.MemoryEvidence(has_memories=False), False, "no_memories"),   # nothing to find in an empty scope
+    (context.MemoryEvidence(has_memories=True, matched_terms=("piano",)), True, "memory_similarity"),
+    (context.MemoryEvidence(has_memories=True, best_similarity=0.9), True, "memory_similarity"),
+    (context.MemoryEvidence(has_memories=True), False, "memory_similarity"),
+])
+def test_what_the_scope_holds_is_weighed(evidence, expected, last):
+    turns = validation.messages("How is the piano going?", validation.Limits())   # how, ? = 2 points
+    decision = context.decide(turns, "", ContextConfig(), evidence)
+    assert decision.should_search is expected and decision.signals[-1].signal == last
+
+
+DEV = DATA / "should_search_dev.jsonl"
+
+
+@pytest.fixture(scope="module")
+def dev_cases(tmp_path_factory, embedder):
+    """The dev set read once with the real model: each case's scope filled through ``add``."""
+    from memlane import Memory
+    from memlane.evaluation import should_search
+
+    path = tmp_path_factory.mktemp("gate") / "m.db"
+    with Memory({"vector_store": {"provider": "sqlite", "config": {"path": str(path)}}}, embedder=embedder) as m:
+        yield should_search.features(m, should_search.load_cases(DEV)), m.config.context
+
+
+def test_the_dev_set_is_half_needing_memory_in_both_languages():
+    rows = _load(DEV.name)
+    assert len(rows) >= 100
+    for lang in ("en", "zh"):
+        labels = [r["should_search"] for r in rows if r["lang"] == lang]
+        assert labels.count(True) == labels.count(False) >= 25, lang
+
+
+def test_the_default_gate_on_the_dev_set_with_its_scopes(dev_cases, capsys):
+    """Floors at what the default measured when its weights were chosen (docs/context.md)."""
+    from memlane.evaluation import should_search
+
+    cases, settings = dev_cases
+    report = should_search.report(cases, settings)
+    with capsys.disabled():
+        print(f"\nshould_search_dev.jsonl (default gate, scoped): {report}")
+    assert report["accuracy"] >= 0.9 and report["precision"] >= 0.85 and report["recall"] >= 0.85, report
+
+
+def test_cross_validation_scores_every_case_with_settings_chosen_without_it(dev_cases):
+    from memlane.evaluation import should_search
+
+    cases, settings = dev_cases
+    grid = {"threshold": (2.0, 3.0, 50.0), "request_weight": (3.0,)}
+    result = should_search.cross_validate(cases, settings, grid, folds=4)
+    assert result["cases"] == len(cases) and len(result["chosen"]) == 4
+    assert all(point["threshold"] != 50.0 for point in result["chosen"])   # a gate that never searches loses
+    assert result["accuracy"] >= 0.85

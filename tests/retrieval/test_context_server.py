@@ -121,9 +121,17 @@ def test_mcp_tools_over_http(live, tenants):
             empty = await _call(client, "search_memory_with_context", {"conversation": []})
             bad_role = await _call(client, "should_search_memory",
                                    {"conversation": [{"role": "robot", "content": "hi"}]})
-        return names, decided, explained, found, empty, bad_role
+            # with a scope the gate weighs what it holds: the tutor's memories, and nothing for a stranger
+            tutor = await _call(client, "should_search_memory",
+                                {"conversation": conversation, "agent_id": "tutor", "explain": True})
+            stranger = await _call(client, "should_search_memory", {"conversation": conversation,
+                                                                    "user_id": "stranger"})
+        return names, decided, explained, found, empty, bad_role, tutor, stranger
 
-    names, decided, explained, found, empty, bad_role = anyio.run(run)
+    names, decided, explained, found, empty, bad_role, tutor, stranger = anyio.run(run)
+    assert tutor["should_search"] is True
+    assert "decorators" in next(s for s in tutor["signals"] if s["signal"] == "memory_terms")["hits"]
+    assert stranger == {"should_search": False}
     assert {"should_search_memory", "search_memory_with_context"} <= names
     assert decided == {"should_search": True}
     assert explained["score"] >= explained["threshold"] and explained["signals"]

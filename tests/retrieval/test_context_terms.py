@@ -72,3 +72,13 @@ def test_term_score_saturates_and_grows_with_matches():
     one, two = ct.Term("a", "a", False, 1.0), ct.Term("b", "b", False, 1.0)
     assert ct.term_score([]) == 0.0
     assert 0.6 < ct.term_score([one]) < ct.term_score([one, two]) < 1.0
+
+
+def test_a_long_last_turn_keeps_its_last_sentence():
+    """The question at the end of a turn too long for ``max_terms`` is what the search is for."""
+    story = ("I have been learning jazz piano for three years with a teacher named Carla in Boston, practising "
+             "scales, chords, voicings and improvisation every evening after dinner with Bill Evans records. ")
+    terms = _texts(ct.extract(["Earlier turn about gardening", story + "What about the saxophone?"], max_terms=12))
+    assert "saxophone" in terms and len(terms) == 12
+    assert "gardening" not in terms                       # the latest turn still comes first
+    assert terms[:3] == ["learning", "jazz", "piano"]     # kept terms stay in the order they were said

@@ -114,7 +114,7 @@ GATE = [
 
 
 @pytest.mark.parametrize("gate,conversation,system_prompt,expected", GATE)
-def test_the_gate_reads_as_the_seed_by_default_and_as_memlane_when_tuned(hashing_embedder, tmp_path, gate,
+def test_the_gate_reads_as_the_seed_when_asked_and_as_memlane_by_default(hashing_embedder, tmp_path, gate,
                                                                           conversation, system_prompt, expected):
     config = {"vector_store": {"provider": "sqlite", "config": {"path": str(tmp_path / "m.db")}},
               "context": {"gate": gate}}
@@ -122,9 +122,9 @@ def test_the_gate_reads_as_the_seed_by_default_and_as_memlane_when_tuned(hashing
         assert memory.should_search_memory(conversation, system_prompt) is expected
 
 
-def test_the_default_gate_is_the_seed_and_a_preset_setting_can_be_overridden():
-    assert ContextConfig().gate == "seed"
-    seed_gate = ContextConfig()
+def test_the_default_gate_is_memlanes_and_a_preset_setting_can_be_overridden():
+    assert ContextConfig().gate == "tuned"
+    seed_gate = ContextConfig(gate="seed")
     assert (seed_gate.system_prompt_factor, seed_gate.max_hits_per_signal, seed_gate.gate_reads) == \
         (1.0, None, "conversation")
     tuned = ContextConfig(gate="tuned", system_prompt_factor=0.8)
@@ -183,8 +183,13 @@ def test_rest_context_routes(live):
         empty = api.post("/context/search", json={"user_id": "ana"})
         ignored = api.post("/context/search", json={"conversation": "Python decorators", "user_id": "a b"})
         no_search = api.post("/context/should-search", json={"conversation": []})
-        prompted = api.post("/context/should-search", json={"conversation": "Can you help with dinner?",
+        prompted = api.post("/context/should-search", json={"conversation": "Which decorators should I learn next?",
                                                             "system_prompt": "Remember the user's preferences."})
+        # with a scope, what it holds counts: nothing to search for a user without memories
+        scoped_gate = api.post("/context/should-search", json={"conversation": "Which decorators should I learn "
+                                                               "next?", "user_id": "ana", "explain": True})
+        nobody = api.post("/context/should-search", json={"conversation": "Which decorators should I learn next?",
+                                                          "user_id": "nobody", "explain": True})
     with live.client(user) as api:
         refused = api.post("/context/search", json={"conversation": "Python decorators"})
         scoped = api.post("/context/search", json={"conversation": "Python decorators", "user_id": "ana"})
@@ -192,5 +197,9 @@ def test_rest_context_routes(live):
     assert empty.status_code == 200 and empty.json() == EMPTY
     assert ignored.status_code == 200 and ignored.json()["total_matches"] == 0
     assert no_search.json() == {"should_search": False} and prompted.json() == {"should_search": True}
+    terms = next(s for s in scoped_gate.json()["signals"] if s["signal"] == "memory_terms")
+    assert scoped_gate.json()["should_search"] is True and terms["hits"] == ["decorators", "learn"]
+    assert nobody.json()["should_search"] is False
+    assert nobody.json()["signals"][-1]["signal"] == "no_memories"
     assert refused.status_code == 403 and "admin" in refused.json()["detail"]
     assert scoped.status_code == 200 and scoped.json()["total_matches"] == 2

@@ -65,6 +65,36 @@ def eval_notes(
                lambda case: "; ".join(case["failures"]) if case["failures"] else " | ".join(case["memories"]))
 
 
+@command("should-search", on=eval_app)
+def eval_should_search(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="labelled conversations (JSON Lines)"),
+    scope: bool = typer.Option(True, "--scope/--no-scope", help="store each case's memories and name the scope"),
+    cv: bool = typer.Option(False, "--cv", help="also cross-validate the gate's weights (5 folds)"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Ask should_search_memory about each labelled conversation (with the memories its scope holds,
+    stored through add); print accuracy, precision and recall, overall and per language."""
+    from memlane.evaluation import should_search as evaluation
+
+    with _evaluation_memory() as memory:
+        cases = evaluation.features(memory, evaluation.load_cases(file), scope=scope)
+        report = evaluation.report(cases, memory.config.context)
+        if cv:
+            report["cross_validation"] = evaluation.cross_validate(cases, memory.config.context)
+    if as_json:
+        _print_json(report)
+        return
+    for name, row in [("all", report), *report["by_lang"].items()]:
+        console.print(f"[bold]{name}[/bold]: {row['cases']} conversations, accuracy {row['accuracy']:.3f}, "
+                      f"precision {row['precision']:.3f}, recall {row['recall']:.3f}")
+    if report["wrong"]:
+        console.print("wrong: " + ", ".join(report["wrong"]))
+    if cv:
+        row = report["cross_validation"]
+        console.print(f"[bold]5-fold cross-validation[/bold]: accuracy {row['accuracy']:.3f}, "
+                      f"precision {row['precision']:.3f}, recall {row['recall']:.3f}")
+
+
 def _run_cases(evaluation: Any, file: Path, as_json: bool, title: str, group: str,
                detail: Callable[[dict[str, Any]], str]) -> None:
     """Run an evaluation module's labelled cases on a temporary store and print the report: one row a

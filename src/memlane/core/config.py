@@ -126,13 +126,38 @@ class ContextConfig(BaseModel):
     #: last ``recent_turns`` user messages, the system prompt at half weight, a fourth signal
     #: (references to earlier turns, x 2), at most 2 markers per signal. A setting given explicitly
     #: wins over the preset.
-    gate: Literal["seed", "tuned"] = "seed"
+    #: ``"tuned"`` also reads requests to choose for the speaker ("what should I cook", 推荐…), does
+    #: not search for small talk, counts a turn that brings its own material ("Summarize this: …")
+    #: against searching, and, when the call names a scope, what the scope holds: nothing to search
+    #: in an empty scope, points for the turn's words found in its memories and for a memory close
+    #: in meaning (docs/context.md). It is the default: the best measured (issue 32).
+    gate: Literal["seed", "tuned"] = "tuned"
     #: gate: points per distinct hit of each signal (memory words, question words,
-    #: relationship pronouns, references to earlier turns)
+    #: relationship pronouns, references to earlier turns, requests to choose for the speaker, people,
+    #: pets and constraints of the speaker's own: "my sister", "my allergies", 老公, 我的预算)
     memory_keyword_weight: float = Field(3.0, ge=0)
     question_weight: float = Field(1.0, ge=0)
     pronoun_weight: float = Field(2.0, ge=0)
     reference_weight: float = Field(3.0, ge=0)
+    request_weight: float = Field(0.0, ge=0)
+    personal_weight: float = Field(0.0, ge=0)
+    #: gate: points per distinct marker of a request for know-how ("how do I", "why is my", 如何,
+    #: 什么是): how a thing is done is the same for everyone, so it counts against searching (≤ 0)
+    know_how_weight: float = Field(0.0, le=0)
+    #: gate: points taken off when the last user turn brings the material it asks about (a quoted or
+    #: pasted text after a colon, code): the answer is in the conversation
+    material_penalty: float = Field(0.0, ge=0)
+    #: gate: no search when the last user turn is small talk (thanks, greetings, laughter)
+    skip_small_talk: bool = False
+    #: gate, when the call names a scope: no search when it holds no valid memory
+    require_memories: bool = False
+    #: gate, when the call names a scope: points per distinct word of the last user turn that a memory
+    #: of the scope contains (at most ``max_hits_per_signal``)
+    memory_term_weight: float = Field(0.0, ge=0)
+    #: gate, when the call names a scope: points when a memory's cosine similarity to the last user
+    #: turn reaches ``memory_similarity`` (a per-model threshold: calibrate it with the embedder)
+    memory_similarity_weight: float = Field(0.0, ge=0)
+    memory_similarity: float = Field(0.5, ge=-1, le=1)
     #: gate: distinct hits counted per signal (None: all of them), so one long message full of "my"
     #: cannot outvote the rest
     max_hits_per_signal: Optional[int] = Field(None, ge=1)
@@ -165,8 +190,13 @@ class ContextConfig(BaseModel):
 
 
 #: ``context.gate = "tuned"``: memlane's gate settings (each may still be set on its own)
+#: (the new signals' weights, the threshold and ``memory_similarity`` chosen by 5-fold cross-validation on
+#: ``tests/data/should_search_dev.jsonl``: ``memlane.evaluation.should_search``; ``memory_similarity``
+#: is the embedder's: 0.7 for all-MiniLM-L6-v2)
 TUNED_GATE: dict[str, Any] = {"reference_weight": 2.0, "max_hits_per_signal": 2, "system_prompt_factor": 0.5,
-                              "gate_reads": "recent_user_turns"}
+                              "gate_reads": "recent_user_turns", "request_weight": 3.0, "personal_weight": 1.0,
+                              "know_how_weight": -2.0, "material_penalty": 2.0, "skip_small_talk": True, "require_memories": True,
+                              "memory_term_weight": 1.0, "memory_similarity_weight": 1.0, "memory_similarity": 0.7}
 
 
 class GraphConfig(BaseModel):

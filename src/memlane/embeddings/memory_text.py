@@ -31,3 +31,4 @@ def token_text(text: str, settings: RetrievalConfig, actor: str | None = None) -
     (``embed_actor``), so a query naming the speaker meets the name in both representations."""
     return f"{actor}: {text}" if actor and settings.embed_actor else text
 
+

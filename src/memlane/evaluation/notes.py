@@ -66,6 +66,11 @@ def _has(haystack: str, needle: str) -> bool:
     return needle.casefold() in haystack.casefold()
 
 
+def _said(step: str | list[dict[str, Any]]) -> str:
+    """The words of one step: a message, or the contents of a list of chat messages."""
+    return step if isinstance(step, str) else " ".join(str(m.get("content", "")) for m in step)
+
+
 def run_case(memory: Memory, case: dict[str, Any]) -> CaseResult:
     user = f"eval-{case['id']}-{uuid.uuid4().hex[:8]}"
     failures: list[str] = []
@@ -87,7 +92,7 @@ def run_case(memory: Memory, case: dict[str, Any]) -> CaseResult:
         for text in active:
             if _has(text, rule["old"]) and not any(_has(text, w) for w in rule["unless_any"]):
                 failures.append(f"stale {rule['old']!r} still active: {text!r}")
-    source = " ".join(case["steps"])
+    source = " ".join(_said(step) for step in case["steps"])
     for text in active:
         invented = invented_words(text, source)
         if invented:

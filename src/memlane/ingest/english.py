@@ -180,11 +180,19 @@ _FRONT_ADVERB = re.compile(r"^(?P<adverb>now|currently|still|also|really|usually
                            re.IGNORECASE)
 
 
-def third_person(sentence: str, subject: str) -> str:
-    """Rewrite a first-person statement into the third person, word for word."""
+_WE = [(r"\b[Ww]e(?:'|’)re\b", "{G} are"), (r"\b[Ww]e(?:'|’)ve\b", "{G} have"), (r"\b[Ww]e(?:'|’)d\b", "{G} would"),
+       (r"\b[Ww]e(?:'|’)ll\b", "{G} will"), (r"\b[Ww]e\b", "{G}")]
+
+
+def third_person(sentence: str, subject: str, group: str | None = None) -> str:
+    """Rewrite a first-person statement into the third person, word for word. "We" is ``group``
+    (default: the subject and their family; ``ingest/people.py`` says who), its verbs stay plural."""
+    group = group or f"{subject} and their family"
     text = _FRONT_ADVERB.sub(lambda m: f"I {m['adverb'].lower()}", sentence)
     for pattern, replacement in _CONTRACTIONS:
         text = re.sub(pattern, replacement.format(S=subject), text)
+    for pattern, replacement in _WE:
+        text = re.sub(pattern, replacement.format(G=group), text)
     text = _conjugate_after_i(text, subject)
     text = _coordinated_verbs(text, subject)
 
@@ -195,9 +203,10 @@ def third_person(sentence: str, subject: str) -> str:
     text = re.sub(r"\b[Mm]ine\b", f"{subject}'s", text)
     text = re.sub(r"\b[Mm]yself\b", "themselves", text)
     text = re.sub(r"\b[Mm]e\b", lambda m: "them" if subject in text[:m.start()] else subject, text)
-    text = re.sub(r"\b[Oo]ur\b", f"{subject}'s", text)
-    text = re.sub(r"\b[Ww]e\b", f"{subject} and others", text)
-    text = re.sub(r"\b[Uu]s\b", f"{subject} and others", text)
+    text = re.sub(r"\b[Oo]urs\b", lambda m: "theirs" if subject in text[:m.start()] else f"{subject}'s", text)
+    text = re.sub(r"\b[Oo]ur\b", lambda m: "their" if subject in text[:m.start()] else f"{subject}'s", text)
+    text = re.sub(r"\b[Oo]urselves\b", "themselves", text)
+    text = re.sub(r"\b[Uu]s\b", lambda m: "them" if subject in text[:m.start()] else group, text)
     return text
 
 
@@ -211,8 +220,8 @@ def _coordinated_verbs(text: str, subject: str) -> str:
     """"User quit IBM and now work at Canva" → "… and now works at Canva": a base-form verb joined to a
     third-person predicate shares its subject. Taken as a verb only when it cannot be read otherwise: an
     adverb came between, or a determiner follows a word that is not a noun too."""
-    if not text.startswith(subject) and f" {subject} " not in text:
-        return text
+    if not text.startswith(subject) and f" {subject} " not in text or text.startswith(f"{subject} and "):
+        return text  # no singular subject ("User and their sister ski and hike": the verbs stay plural)
 
     def fix(match: re.Match) -> str:
         word, adverbs, following = match.group(3), match.group(2), (match.group(4) or "").strip().lower()

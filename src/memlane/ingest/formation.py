@@ -24,7 +24,7 @@ from memlane.core.models import Message, NewMemory, text_hash
 from memlane.core.scope import ACTIVE
 from memlane.embeddings import Embeddings, memory_text
 from memlane.ingest import candidates as formation_candidates
-from memlane.ingest import offline_extract, speakers
+from memlane.ingest import offline_extract, records, speakers
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
 from memlane.ingest.types import Engine, FormationFailed
@@ -96,7 +96,9 @@ class Formation:
             return ChangeSet(graph=graph) if graph else None
         context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
-                          memory_type=call.memory_type, expires=call.expires)
+                          memory_type=call.memory_type, expires=call.expires,
+                          revised_vector=lambda record, change: records.revised_vector(record, change, self.embeddings,
+                                                                                       settings))
         outcome_plan = plan(decisions, facts, vectors, candidates, context,
                             lambda texts, actors: self.embeddings.documents(
                                 [memory_text.embedding_text(t, metadata, None, settings, a) for t, a in zip(texts, actors)]))

@@ -74,8 +74,12 @@ NEGATION_ZH = ("不再", "不想", "不要", "不喜欢", "不爱", "不吃", "�
 CHANGE_EN = ("moved", "switched", "changed", "now", "new", "instead", "no longer", "anymore", "actually",
              "correction", "sold", "quit", "left", "became", "become", "from")
 CHANGE_ZH = ("换", "改", "搬", "现在", "转向", "转而", "卖掉", "卖了", "不再", "已经", "其实", "更正", "离开", "辞职")
-REFINE_EN = ("more specific", "specifically", "in particular", "especially", "mainly", "mostly", "only")
-REFINE_ZH = ("具体来说", "具体", "主要", "尤其", "特别是", "最爱", "最喜欢")
+#: openers that say the sentence refines something already said ("Specifically, …", 具体来说…)
+REFINE_EN = ("to be more specific", "to be specific", "more specifically", "specifically", "to be precise",
+             "to be more precise", "more precisely", "precisely", "to be exact", "more exactly", "in particular",
+             "to clarify", "i mean", "that is", "more accurately", "to be accurate")
+REFINE_ZH = ("具体来说", "具体地说", "具体而言", "具体一点", "更具体地说", "确切地说", "确切来说", "准确地说", "准确来说",
+             "准确点说", "详细来说", "更准确地说", "严格来说", "也就是说")
 
 FORGET_EN = ("forget", "delete", "erase", "remove", "don't remember", "do not remember", "stop remembering",
              "don't store", "do not store", "don't keep", "do not keep", "wipe")
@@ -109,11 +113,6 @@ FUNCTION_ZH = ("用户", "使用者", "我们", "我的", "我", "你", "他", "
                "还", "又", "再", "最近", "现在", "已经", "主要", "里", "说", "就行", "行", "不", "没", "别")
 
 # Utterances that are pure conversation management
-SMALL_TALK_EN = frozenset("""
-ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect alright right yes yeah yep no nope
-hi hello hey bye goodbye lol haha hmm got it sounds good good noted understood welcome morning evening night
-there everyone everybody all guys folks you so much very a lot see later soon take care again too
-""".split())
 SMALL_TALK_ZH = ("好的", "好", "谢谢", "多谢", "谢啦", "不客气", "嗯", "哦", "哈哈", "你好", "再见", "晚安", "早安",
                  "收到", "明白", "知道了", "行", "可以", "没问题", "对了", "忘了跟你说", "顺便说一下", "放心", "其实",
                  "说实话", "老实说", "具体来说", "另外", "还有", "此外", "而且")
@@ -128,7 +127,7 @@ REQUEST_EN = ("please", "can you", "could you", "would you", "will you", "tell m
 REQUEST_ZH = ("请", "帮我", "帮忙", "给我", "推荐", "建议", "告诉我", "翻译", "解释", "麻烦", "能否", "可以帮")
 
 # Discourse openers stripped from the start of an English statement
-OPENERS_EN = ("big news", "heads up", "fun fact", "just a reminder that", "just a reminder", "reminder",
-              "small correction", "correction", "to be more specific", "to be specific", "more specifically",
+OPENERS_EN = REFINE_EN + ("big news", "heads up", "fun fact", "just a reminder that", "just a reminder", "reminder",
+              "small correction", "correction",
               "by the way", "btw", "fyi", "also", "and", "but", "so", "oh", "well", "anyway", "honestly",
               "actually", "basically", "plus", "update", "quick update", "ps", "p.s.", "oh and", "one more thing")

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memlane.ingest import english, language, lexicon
+from memlane.ingest.people import People, possessive_kin_zh, we_zh
 from memlane.ingest.types import Fact
 from memlane.core.models import Message
+from memlane.text import small_talk
 
 _FIRST_PERSON_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I)
 _YOU_EN = re.compile(r"\b(you|your|yours)\b", re.I)
@@ -32,7 +34,8 @@ _OPENER_EN = re.compile(
     re.I,
 )
 #: where a first-person sentence holds a second statement: "…, and I also keep rabbits", "…, I speak French"
-_AND_I_EN = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|i'd|my|we|our)\b)|,\s+(?=(?:i|i'm|i've|my)\b)",
+_AND_I_EN = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|i'd|my|we|our)\b)|,\s+(?=(?:i|i'm|i've|my)\b)"
+                       r"|,\s+(?:and\s+)?(?:so|which is why|that's why|and now)\s+(?=(?:now\s+|then\s+)?(?:i|i'm|i've|we|we're)\b)",
                        re.I)
 _REQUEST_VERBS_EN = ("please", "tell", "help", "show", "give", "remind", "recommend", "suggest", "translate", "explain",
                      "find", "let's", "book", "make", "write", "send", "check", "look", "search", "call", "order")
@@ -57,6 +60,8 @@ class Reading:
     statements: list[str] = field(default_factory=list)
     forget: list[str] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: statements said as a refinement of something said before ("Specifically, …")
+    refining: set[str] = field(default_factory=set)
 
     def reason(self) -> str:
         """The message's reason for giving no fact: its sentences' reasons, most frequent first."""
@@ -75,11 +80,6 @@ def _finish(text: str) -> str:
 
 # -- English ------------------------------------------------------------------------------------
 
-def _is_small_talk_en(sentence: str) -> bool:
-    words = re.findall(r"[a-z']+", sentence.lower())
-    return not words or all(w in lexicon.SMALL_TALK_EN for w in words)
-
-
 def _kind_en(sentence: str) -> str | None:
     """QUESTION, REQUEST or SMALL_TALK when the sentence is one, else None."""
     lowered = sentence.lower().strip()
@@ -90,7 +90,7 @@ def _kind_en(sentence: str) -> str | None:
         return REQUEST
     if lowered.endswith("?"):
         return QUESTION
-    if _is_small_talk_en(sentence):
+    if small_talk.is_small_talk_en(sentence):
         return SMALL_TALK
     return None
 
@@ -101,15 +101,68 @@ def _strip_openers(sentence: str) -> str:
     return sentence
 
 
-def _first_person_en(sentence: str, subject: str) -> list[str]:
+def _first_person_en(sentence: str, subject: str, people: People) -> list[str]:
     found = []
+    sentence = people.compound_en(sentence)  # "My sister and I …" → "User and their sister …"
     for part in _AND_I_EN.split(sentence):
         clauses = [c for c in re.split(r",\s+", part) if c.strip()]
         # drop trailing asides addressed to the assistant ("so keep that in mind whenever you …")
         kept = [c for c in clauses if not (_YOU_EN.search(c) and not _FIRST_PERSON_EN.search(c))]
         statement = ", ".join(kept)
-        if statement and _FIRST_PERSON_EN.search(statement) and not _is_small_talk_en(statement):
-            found.append(english.third_person(statement, subject))
+        ours = _FIRST_PERSON_EN.search(statement) or (people.group and statement.startswith(people.group))
+        if statement and ours and not small_talk.is_small_talk_en(statement):
+            found.append(english.third_person(statement, subject, people.group_en(statement)))
+    return found
+
+
+#: clauses of a question that state something: "Since I'm vegan, …?", "As someone with celiac disease, …?",
+#: "Being a night-shift worker, …?", "I'm vegan, what should I cook?"
+_BECAUSE_EN = re.compile(r"^(?:since|because|as|given that|now that|seeing as|seeing that|considering)\s+"
+                         r"(?=(?:i|i'm|i've|i'd|my|we|we're|we've|our)\b)", re.I)
+_AS_SOMEONE_EN = re.compile(r"^as\s+(?:someone|somebody|a person|one|a guy|a girl|a woman|a man)\s+(?P<link>with|who|that)"
+                            r"\s+", re.I)
+_AS_A_EN = re.compile(r"^(?:as|being)\s+(?=(?:a|an)\s)|^being\s+(?=[a-z])", re.I)
+#: a first-person clause that asks rather than states ("I was wondering", "I need ideas", "I'd like to know")
+_SEEKING_EN = re.compile(
+    r"^(?:so\s+|and\s+|but\s+)?(?:i|i'm|i am|im|i've been|i was|i'd|i would)\s+(?:(?:just|really|also|kind of|kinda|"
+    r"still|now|a bit|a little|so)\s+)*(?:wonder|wondering|curious|thinking|not sure|unsure|confused|stuck|trying to|"
+    r"looking for|(?:need|want|would like|'d like|like)\s+(?:you|to know|to ask|to find|help|advice|ideas|some|a|an|"
+    r"suggestions|recommendations|tips)|have a question|have a quick question|hoping|hope|can't decide|"
+    r"cannot decide|can't figure|can't choose|can't remember|forgot|was told|should|must|have to|got to|gotta)\b",
+    re.I)
+_CLAUSE_EN = re.compile(r"\s*(?:[,;:]|\s[-–—]+\s)\s*")
+
+
+def _inside_question_en(sentence: str, subject: str, people: People) -> list[str]:
+    """What a question or request states on the way ("Since I'm vegan, what should I cook tonight?" →
+    "User is vegan"); the question itself is not a statement."""
+    found: list[str] = []
+    clauses = [c.strip() for c in _CLAUSE_EN.split(sentence) if c.strip()]
+    for clause in clauses:
+        if clause.endswith("?") or _kind_en(clause) in (QUESTION, REQUEST) or re.match(
+                r"^(?:" + "|".join(lexicon.QUESTION_WORDS_EN) + r")\b", clause, re.I):
+            people.notice_en(clause)
+            continue
+        clause = clause.rstrip(".!")
+        if (because := _BECAUSE_EN.match(clause)) is not None:
+            clause = clause[because.end():]
+        elif (someone := _AS_SOMEONE_EN.match(clause)) is not None:
+            rest = clause[someone.end():]
+            clause = f"I have {rest}" if someone["link"].lower() == "with" else f"{subject} {rest}"
+        elif (role := _AS_A_EN.match(clause)) is not None:
+            clause = f"I am {clause[role.end():]}"
+        clause = people.resolve_en(clause)
+        if _SEEKING_EN.match(clause):
+            people.notice_en(clause)
+            continue
+        if clause.startswith(subject + " ") or clause.startswith(people.subject + "'s "):
+            found.append(clause)
+        elif re.match(r"^(?:i|i'm|i've|i'd|my|we|we're|we've|our|me and)\b", clause, re.I) or \
+                people.group and clause.startswith(people.group):
+            found.extend(_first_person_en(clause, subject, people))
+        elif english.subject_of(clause) in ("name", "user"):
+            found.extend(_third_person_en(clause, subject) or [])
+        people.notice_en(clause)
     return found
 
 
@@ -156,7 +209,8 @@ def _key_value_en(key: str, value: str, subject: str) -> list[str]:
     return [english.attribute(subject, key, value)]
 
 
-def _statements_en(sentence: str, subject: str, wrapped: bool = False) -> tuple[list[str], str | None]:
+def _statements_en(sentence: str, subject: str, people: People,
+                   wrapped: bool = False) -> tuple[list[str], str | None]:
     """The statements of one English sentence, or none and the reason."""
     sentence = sentence.strip()
     unwrapped, found_wrapper = english.strip_wrapper(sentence)
@@ -166,17 +220,23 @@ def _statements_en(sentence: str, subject: str, wrapped: bool = False) -> tuple[
     if not wrapped and not (pair and english.is_label(pair[0])):  # "Order 7731-B: …" is a note, not an order
         kind = _kind_en(sentence)
         if kind:
-            return [], kind
+            stated = _inside_question_en(sentence, subject, people) if kind in (QUESTION, REQUEST) else []
+            return (stated, None) if stated else ([], kind)
     if pair:
         key, value = pair
         key_lower = key.lower()
         if key_lower in english.WRAPPERS or key_lower in lexicon.OPENERS_EN:
-            return _statements_en(value, subject, wrapped=True)
+            return _statements_en(value, subject, people, wrapped=True)
         if _FIRST_PERSON_EN.search(value) and not english.is_label(key):
-            return _statements_en(value, subject, wrapped)
+            return _statements_en(value, subject, people, wrapped)
         return _key_value_en(key, value, subject), None
+    referent = people.referent_en(sentence)  # "He is a dentist" after "My brother Tom …": "Tom is a dentist"
+    if referent and not _FIRST_PERSON_EN.search(referent[1]):
+        return _with_subject(*referent), None
+    if referent:
+        sentence = " ".join(referent)
     if _FIRST_PERSON_EN.search(sentence):
-        found = _first_person_en(sentence, subject)
+        found = _first_person_en(sentence, subject, people)
         return (found, None) if found else ([], REQUEST if _YOU_EN.search(sentence) else NO_STATEMENT)
     found = _third_person_en(sentence, subject)
     if found:
@@ -239,17 +299,22 @@ def _clause_kind_zh(clause: str) -> str:
 
 
 def third_person_zh(text: str, subject: str) -> str:
-    return text.replace("我们", f"{subject}和家人").replace("我", subject)
+    """我 → 用户, 我哥哥 → 用户的哥哥, 我们公司 → 用户的公司, 我们 → 用户和家人 (``ingest/people.py``)."""
+    return possessive_kin_zh(we_zh(text, subject), subject).replace("我", subject)
 
 
-def _statements_zh(sentence: str, subject: str) -> tuple[list[str], list[str]]:
-    """The statements of one Chinese sentence (clause by clause), and the reasons for clauses dropped."""
+#: a first-person clause of a question that asks rather than states (我想问一下, 我该…, 请问)
+_ASKING_ZH = re.compile(r"^(?:请问|我(?:想|要|得|就)?(?:问|知道|请教|了解|咨询|打听)|我(?:该|应该|能不能|可不可以|要不要|能否))")
+
+
+def _statements_zh(sentence: str, subject: str, people: People) -> tuple[list[str], list[str]]:
+    """The statements of one Chinese sentence (clause by clause), and the reasons for clauses dropped.
+    In a question only the clauses that state something about someone are kept (我对海鲜过敏，晚饭吃什么好？)."""
     reasons: list[str] = []
     sentence = _WRAPPER_ZH.sub("", sentence.strip())
-    if sentence.rstrip().endswith(("?", "？")):
-        return [], [QUESTION]
+    in_question = sentence.rstrip().endswith(("?", "？"))
     key_value = re.match(r"^([^：:，,。]{1,8})[：:](.+)$", sentence)
-    if key_value and "我" not in key_value.group(1):
+    if key_value and "我" not in key_value.group(1) and not in_question:
         key, value = key_value.group(1).strip(), key_value.group(2).strip().rstrip("。！!；;")
         if key in ("用户", "使用者"):
             sentence = f"{key}{value}"
@@ -258,11 +323,15 @@ def _statements_zh(sentence: str, subject: str) -> tuple[list[str], list[str]]:
     found: list[list[str]] = []
     for clause in language.clauses_zh(sentence.rstrip("。！!；;")):
         kind = _clause_kind_zh(clause)
+        people.notice_zh(language.to_simplified(clause))
         if kind.startswith("skip:"):
             reasons.append(kind[5:])
             continue
+        if in_question and (kind not in ("first", "subject") or _ASKING_ZH.match(language.to_simplified(clause))):
+            reasons.append(QUESTION)
+            continue
         if kind in ("first", "subject"):
-            found.append([clause])
+            found.append([people.resolve_zh(clause)])
             continue
         # a clause without a subject starts a statement of its own when it names an attribute of its own
         # ("…，风险承受度中等", "…，更喜欢看书"); else it continues the one before ("…，吃了会起疹子", "…，香蕉和梨")
@@ -289,9 +358,19 @@ def _forget_topic(sentence: str) -> str | None:
     return sentence
 
 
+_REFINE_EN = re.compile(r"^(?:" + "|".join(re.escape(m) for m in lexicon.REFINE_EN) + r")\b", re.I)
+
+
+def _refines(sentence: str) -> bool:
+    """Opens with a refinement marker ("Specifically, …", "To be precise, …", 具体来说…)."""
+    return bool(_REFINE_EN.match(sentence.strip())) or language.to_simplified(sentence).strip().startswith(
+        lexicon.REFINE_ZH)
+
+
 def read(message: Message, *, speaker_is_agent: bool) -> Reading:
     """Statements, requests to forget and reasons of one message, sentence by sentence."""
     reading = Reading()
+    people: dict[str, People] = {}  # who the message mentions, by the subject word of its language
     for sentence in language.sentences(message.content):
         sentence = _BULLET.sub("", sentence)  # "- likes tea", "2) 不吃辣"
         if not sentence:
@@ -302,13 +381,28 @@ def read(message: Message, *, speaker_is_agent: bool) -> Reading:
             continue
         if language.has_cjk(sentence):
             subject = language.subject_word(language.script(sentence), speaker_is_agent)
-            statements, reasons = _statements_zh(sentence, subject)
+            sentence = small_talk.strip_zh(sentence, language.to_simplified(sentence))
+            if not sentence:
+                reading.reasons.append(SMALL_TALK)
+                continue
+            statements, reasons = _statements_zh(sentence, subject, people.setdefault(subject, People(subject)))
             reading.reasons.extend(reasons)
         else:
-            statements, reason = _statements_en(sentence, language.subject_word("en", speaker_is_agent))
+            subject = language.subject_word("en", speaker_is_agent)
+            who = people.setdefault(subject, People(subject))
+            kept = small_talk.strip_en(sentence)
+            if not kept:
+                reading.reasons.append(SMALL_TALK)
+                continue
+            statements, reason = _statements_en(kept, subject, who)
+            who.notice_en(sentence)
             if reason:
                 reading.reasons.append(reason)
-        reading.statements.extend(_finish(s) for s in statements if _finish(s))
+        refines = _refines(sentence)
+        for statement in filter(None, map(_finish, statements)):
+            reading.statements.append(statement)
+            if refines:
+                reading.refining.add(statement)
     return reading
 
 
@@ -353,5 +447,6 @@ def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
             key = (message.name or "", statement.casefold())  # the same words from two speakers are two facts
             if key not in seen:
                 seen.add(key)
-                facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,)))
+                facts.append(Fact(text=statement, memory_type=classify(statement), sources=(index,),
+                                  refines=statement in reading.refining))
     return facts

@@ -9,10 +9,14 @@ Chinese characters), helped by the embedding similarity:
   不想…了) → DELETE (the memory is invalidated, not erased) and the negative
   fact is added; if it also names the new state (``switched … to Y``, 转向Y),
   → UPDATE with the new statement instead;
+- **ended → DELETE or UPDATE**: the fact ends what the memory is about (sold, quit, left, traded
+  in, broke up, 卖掉, 辞职 … the memory holds every term of the object: ``ingest/endings.py``);
+  UPDATE when the fact names the new state too ("… for an electric Kia");
 - **changed value → UPDATE**: both talk about the same exclusive attribute of
   the same party (where someone lives, their job, name, risk tolerance …) with
   a different value, or the fact announces a change (moved, switched, 换, 现在…);
-- **refinement → UPDATE**: the fact covers the memory and adds detail;
+- **refinement → UPDATE**: the fact covers the memory and adds detail, or it was said as a
+  refinement ("Specifically, …", 具体来说…) and shares a specific term with the memory;
 - otherwise **ADD**. A request to forget deletes the memories it is about.
 
 Each memory is claimed by at most one fact per call.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from memlane.ingest import language, lexicon, speakers
+from memlane.ingest import endings, language, lexicon, speakers
 from memlane.ingest.types import Candidates, Decision, Fact
 
 #: Embedding similarity above which two statements are taken as the same (absent negation).
@@ -85,8 +89,20 @@ def _new_attribute_value(fact: str, memory: str) -> bool:
     return bool(f and m and f[:2] == m[:2] and not f[2] <= m[2] and not m[2] <= f[2])
 
 
-def relation(fact: str, memory: str, similarity: float) -> str | None:
-    """How a fact relates to a memory: duplicate, contradict, replace, refine, or None (unrelated)."""
+def _ends(fact: str, memory: str, memory_terms: frozenset[str]) -> str | None:
+    """"replace" or "contradict" when the fact ends what the memory is about ("sold their Civic" /
+    "owns a Honda Civic"): the memory holds every term of the ended object (``ingest/endings.py``)
+    and is not itself a negation; "replace" when the fact also names a new state."""
+    ended = endings.ended_terms(fact)
+    if not ended or not (ended - lexicon.GENERIC) or not ended <= memory_terms or negated(memory):
+        return None
+    return "replace" if endings.new_state_terms(fact, ended) - memory_terms - lexicon.GENERIC else "contradict"
+
+
+def relation(fact: str, memory: str, similarity: float, *, refines: bool = False) -> str | None:
+    """How a fact relates to a memory: duplicate, contradict, replace, refine, or None (unrelated).
+    ``refines``: the fact was said as a refinement ("Specifically, …", 具体来说…): sharing a specific
+    term with the memory is enough to refine it."""
     a, b = language.terms(fact), language.terms(memory)
     if not a or not b:
         return "duplicate" if similarity >= SAME_MEANING else None
@@ -98,6 +114,8 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
     negation_differs = negated(fact) != negated(memory)
     same_party = _parties(fact) == _parties(memory)
     exclusive = shared & lexicon.EXCLUSIVE
+    if (same_party or endings.ends_a_relationship(fact)) and (ended := _ends(fact, memory, b)):
+        return ended
 
     # a negation of the general case reaches the specific memory: "no tech stocks" ends "likes AI tech stocks"
     own = a - lexicon.GENERIC
@@ -124,6 +142,8 @@ def relation(fact: str, memory: str, similarity: float) -> str | None:
         return "duplicate"
     if strong and novel and same_party and lost <= lexicon.GENERIC:
         return "refine"  # the fact covers everything the memory says and adds detail
+    if refines and strong and novel and same_party and not negation_differs:
+        return "refine"  # "Specifically, I buy S&P 500 index ETFs" over "Invests in ETFs"
     return None
 
 
@@ -152,7 +172,7 @@ def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
             memory = memories[j]
             if memory.id in claimed:
                 continue
-            kind = relation(fact.text, memory.text, float(candidates.similarity[i, j]))
+            kind = relation(fact.text, memory.text, float(candidates.similarity[i, j]), refines=fact.refines)
             if kind is None:
                 continue
             claimed.add(memory.id)

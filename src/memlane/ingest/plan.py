@@ -36,6 +36,9 @@ class Context:
     memory_type: str | None = None  # forced by the caller, else the fact's own type
     #: when the memories added expire (``add(expiration_date=)``): their ``valid_to``
     expires: str | None = None
+    #: a known memory's new vector under an update, or None when what it is embedded as does not change
+    #: (``ingest/records.py`` ``revised_vector``); unset: vectors are left as they are
+    revised_vector: Callable[[MemoryRecord, Update], np.ndarray | None] | None = None
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Plan:
     #: facts (indices) behind a change (ADD, UPDATE, DELETE) and behind a NONE
     changed_facts: set[int] = field(default_factory=set)
     known_facts: set[int] = field(default_factory=set)
+    #: facts already known whose memory took the call's metadata
+    tagged_facts: set[int] = field(default_factory=set)
     #: a change no fact is known for (an LLM may merge facts or name none): it may come from any message
     unattributed_change: bool = False
 
@@ -108,9 +113,20 @@ def plan(
             out.changed_facts.add(d.fact)
 
     def known_already(d: Decision, old: MemoryRecord) -> None:
-        out.unchanged.append({"id": old.id, "memory": old.text, "event": "NONE"})
+        item = {"id": old.id, "memory": old.text, "event": "NONE"}
+        gained = {k: v for k, v in context.metadata.items() if k not in old.metadata or old.metadata[k] != v}
+        if gained:  # the call tags what is already known: the memory takes the tags (history records it)
+            change = Update(id=old.id, updated_at=context.now, metadata={**old.metadata, **gained}, actor_id=actor(d),
+                            role=context.role, reason=f"already known; metadata merged: {', '.join(sorted(gained))}",
+                            source_message_ids=sources(d))
+            change.vector = context.revised_vector(old, change) if context.revised_vector else None
+            out.changes.updates.append(change)
+            item["metadata_merged"] = gained
+        out.unchanged.append(item)
         if d.fact is not None:
             out.known_facts.add(d.fact)
+            if gained:
+                out.tagged_facts.add(d.fact)
 
     added_for_fact: dict[int, str] = {}
     for d in accepted:

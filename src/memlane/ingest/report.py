@@ -3,7 +3,7 @@
 Every message of an ``add(infer=True)`` either contributed to a change (ADD,
 UPDATE, DELETE) or is listed with a reason: the engine found no fact in it (a
 greeting, a question, a request, an assistant turn …, from ``Engine.skip_reason``),
-its facts were already known, a request to forget matched no memory, or the
+its facts were already known (and the known memory took the call's metadata, if it brought any), a request to forget matched no memory, or the
 decisions about its facts could not be applied.
 """
 
@@ -17,6 +17,7 @@ from memlane.ingest.types import Fact
 from memlane.core.models import Message
 
 ALREADY_KNOWN = "already known"
+ALREADY_KNOWN_TAGGED = "already known: the memory took this call's metadata"
 NOTHING_TO_FORGET = "a request to forget: no memory matched it"
 NOT_DECIDED = "its facts were not decided on (the engine's answer named none of them)"
 
@@ -38,7 +39,7 @@ def skipped_messages(messages: Sequence[Message], message_ids: Sequence[str], fa
         if not own:
             reason = explain(message)
         elif all(f in known for f in own if facts[f].kind == "statement") and any(f in known for f in own):
-            reason = ALREADY_KNOWN
+            reason = ALREADY_KNOWN_TAGGED if any(f in outcome.tagged_facts for f in own) else ALREADY_KNOWN
         elif all(facts[f].kind == "forget" for f in own):
             reason = NOTHING_TO_FORGET
         elif outcome is not None and outcome.ignored:

@@ -26,6 +26,8 @@ class Fact:
     #: who stated it (set by the caller from its messages' names): a memory of another actor is
     #: not its counterpart (``Memory.add``; the offline reconciler skips such pairs)
     actor_id: str | None = None
+    #: said as a refinement of something already said ("Specifically, …", "To be precise, …", 具体来说…)
+    refines: bool = False
 
 
 @dataclass(slots=True)

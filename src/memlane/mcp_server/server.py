@@ -217,13 +217,17 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         conversation: Conversation = None,
         system_prompt: SystemPrompt = "",
         explain: Annotated[bool, Field(description="also return the score of each signal")] = False,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
     ) -> dict[str, Any]:
         """Whether the next reply needs long-term memory, from the conversation's recent user turns:
         memory words (remember, last time, 记得, 上次), questions, relationship pronouns (my, our, 我的,
-        我们) and references to earlier turns. Cheap (no model call): ask it before search_memory_with_context."""
+        我们), references to earlier turns, requests to choose for the user (recommend, 推荐); never for
+        small talk. With user_id / agent_id it also weighs what that scope holds (no memories: no
+        search). Ask it before search_memory_with_context."""
         caller = resolve(ctx)
         return _call(lambda: tools.should_search_memory(caller, conversation, system_prompt=system_prompt,
-                                                        explain=explain))
+                                                        explain=explain, user_id=user_id, agent_id=agent_id))
 
     @server.tool(annotations=read_only)
     def search_memory_with_context(

@@ -310,9 +310,11 @@ DEFAULT_CONTEXT_RESULTS = 10
 
 
 def should_search_memory(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
-                         explain: bool = False) -> dict[str, Any]:
-    """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal."""
-    decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True))
+                         explain: bool = False, user_id: Any = None, agent_id: Any = None) -> dict[str, Any]:
+    """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal;
+    with a scope (``user_id``, ``agent_id``) what it holds is weighed too (none named: the words alone)."""
+    decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True,
+                                                              user_id=user_id, agent_id=agent_id))
     return decision.model_dump() if explain is True else {"should_search": decision.should_search}
 
 

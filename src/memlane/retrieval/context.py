@@ -31,9 +31,16 @@ from memlane.core.config import ContextConfig
 from memlane.core.models import MemoryRecord, Message
 from memlane.retrieval import context_terms
 from memlane.retrieval.context_terms import Term
+from memlane.text import small_talk
+from memlane.text.relations import PETS_EN, PETS_ZH, PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
 from memlane.text.normalize import has_cjk, to_simplified
 
 # -- the gate ------------------------------------------------------------------------------------
+
+#: what a person's answers depend on besides the people around them
+_CONSTRAINTS_EN = frozenset("""allergy allergies diet budget schedule taste tastes preferences usual routine plan plans
+goals goal training health condition job work commute home house flat apartment car""".split())
+_CONSTRAINTS_ZH = ("我的口味", "我的饮食", "我的预算", "我的安排", "我的计划", "我的习惯", "我平时", "我家", "我的工作")
 
 #: signal -> (config field holding its weight, markers). English markers match whole words,
 #: Chinese ones as substrings of the Simplified text.
@@ -55,8 +62,29 @@ SIGNALS: dict[str, tuple[str, tuple[str, ...]]] = {
         "as i said", "as i mentioned", "i told you", "i mentioned", "you said", "you mentioned", "you told me",
         "you suggested", "you recommended", "we discussed", "we talked", "we spoke", "earlier", "the other day",
         "last week", "last month", "last year", "back then", "again", "same as before",
+        "did you say", "did i say", "did i tell you", "did i mention", "have i told you", "i said", "we decided",
+        "we agreed", "we planned",
         "说过", "提到", "提过", "告诉过你", "你推荐", "你建议", "聊过", "讨论过", "那次", "刚才", "前几天",
-        "上周", "上个月", "去年", "跟以前一样", "再说一遍")),
+        "上周", "上个月", "去年", "跟以前一样", "再说一遍", "我说的", "我跟你说", "你说的", "我们定的")),
+    # asking for know-how: how a thing is done is the same for everyone (a negative weight)
+    "know_how": ("know_how_weight", (
+        "how do i", "how can i", "how to", "how should i", "how would i", "how do you", "why is my", "why does my",
+        "why do my", "what's wrong with my", "is it true", "what is the difference", "what's the difference",
+        "怎么让", "怎样才能", "怎么才能", "如何", "为什么我", "是什么意思", "什么是", "有什么区别")),
+    # someone close to the speaker, their pets, their own constraints: what memory knows of them matters
+    "personal": ("personal_weight", (
+        *(f"{owner} {who}" for owner in ("my", "our") for who in sorted(
+            RELATIONS_EN.keys() | PLURAL_RELATIONS_EN | PETS_EN | _CONSTRAINTS_EN)),
+        *RELATIONS_ZH, *PETS_ZH, *_CONSTRAINTS_ZH)),
+    # a choice made for the speaker: what suits them depends on what is known of them
+    "requests": ("request_weight", (
+        "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "idea", "ideas",
+        "pick", "choose", "plan", "what should i", "which should i", "where should i", "should i get",
+        "should i buy", "should i wear", "should i try", "for me", "suit me", "suits me", "about me", "i'd enjoy",
+        "i would enjoy", "i'd like", "i like", "i can", "can i", "am i", "i'm on", "my usual", "where i live",
+        "near me", "me and",
+        "推荐", "建议", "适合", "合适", "什么好", "哪个好", "想想", "安排", "挑", "选", "我能", "我可以", "按我", "我平时",
+        "给我做", "我家附近", "我的口味")),
 }
 
 
@@ -118,24 +146,111 @@ def gate_turns(conversation: list[Message], settings: ContextConfig) -> list[str
     return said[-settings.recent_turns:]
 
 
-def decide(conversation: list[Message], system_prompt: str, settings: ContextConfig) -> SearchDecision:
-    """The gate's decision; an empty conversation never needs a search (seed 004: empty input is handled
-    gracefully), whatever the system prompt says."""
+@dataclass(frozen=True, slots=True)
+class MemoryEvidence:
+    """What the named scope holds that bears on the conversation's last user turn (``Searcher.evidence``)."""
+
+    #: whether the scope holds any valid memory
+    has_memories: bool
+    #: words of the last user turn that some memory of the scope contains
+    matched_terms: tuple[str, ...] = ()
+    #: the highest cosine similarity of a memory to the last user turn
+    best_similarity: float = 0.0
+
+
+#: what the last user turn brings with it: a text after a colon, a quotation, code
+_MATERIAL = re.compile(r"[:：]\s*\S.{12,}|[\"“「『'‘].{8,}?[\"”」』'’]|```|\bdef \w+\(|\bfor \w+ in \b|[{};]\s*$|=>")
+
+
+def last_user_turn(conversation: list[Message]) -> str:
+    said = [m.content for m in conversation if m.role == "user"] or [m.content for m in conversation
+                                                                       if m.role != "system"]
+    return said[-1] if said else ""
+
+
+def _small_talk(text: str) -> bool:
+    return small_talk.is_small_talk_zh(text, to_simplified(text)) if has_cjk(text) else small_talk.is_small_talk_en(text)
+
+
+@dataclass(frozen=True, slots=True)
+class GateReading:
+    """What the gate read of a conversation, before any weight: the hits of each signal, in the turns
+    read and in the system prompt; whether the last user turn brings its material or is small talk;
+    and what the named scope holds. ``judge`` weighs it (so one reading serves many settings)."""
+
+    turns_read: int
+    hits: dict[str, list[str]]
+    prompt_hits: dict[str, list[str]]
+    material: bool
+    small_talk: bool
+    evidence: MemoryEvidence | None
+
+
+def read(conversation: list[Message], system_prompt: str, settings: ContextConfig,
+         evidence: MemoryEvidence | None = None) -> GateReading:
+    """The hits of every signal in the turns the gate reads (``gate_reads``, ``recent_turns``)."""
     turns = gate_turns(conversation, settings)
     text = "\n".join(turns)
+    last = last_user_turn(conversation)
+    return GateReading(
+        turns_read=len(turns), hits={name: hits(text, name) for name in SIGNALS},
+        prompt_hits={name: hits(system_prompt, name) if system_prompt and turns else [] for name in SIGNALS},
+        material=bool(_MATERIAL.search(last)), small_talk=bool(last) and _small_talk(last), evidence=evidence)
+
+
+def _weigh(reading: GateReading, settings: ContextConfig) -> tuple[list[tuple], float, str | None]:
+    """Each signal as (name, weight, hits, system-prompt hits, points), the total, and a veto (or None)."""
     cap = settings.max_hits_per_signal
-    signals, total = [], 0.0
+    rows: list[tuple] = []
     for name, (weight_field, _) in SIGNALS.items():
         weight = float(getattr(settings, weight_field))
-        found = hits(text, name)
-        in_prompt = hits(system_prompt, name) if system_prompt and turns else []
-        points = weight * (len(found[:cap]) + settings.system_prompt_factor * len(in_prompt[:cap]))
-        signals.append(SignalScore(signal=name, weight=weight, hits=found, system_prompt_hits=in_prompt,
-                                   points=round(points, 6)))
-        total += points
-    total = round(total, 6)
-    return SearchDecision(should_search=bool(turns) and total >= settings.threshold, score=total,
-                          threshold=settings.threshold, signals=signals, turns_read=len(turns))
+        found, in_prompt = reading.hits[name], reading.prompt_hits[name]
+        rows.append((name, weight, found, in_prompt,
+                     weight * (len(found[:cap]) + settings.system_prompt_factor * len(in_prompt[:cap]))))
+    veto = None
+    if settings.material_penalty and reading.material:
+        rows.append(("material", -settings.material_penalty, ["material"], [], -settings.material_penalty))
+    evidence = reading.evidence
+    if evidence is not None:
+        terms = list(evidence.matched_terms)
+        rows.append(("memory_terms", settings.memory_term_weight, terms, [],
+                     settings.memory_term_weight * len(terms[:cap])))
+        close = evidence.best_similarity >= settings.memory_similarity
+        rows.append(("memory_similarity", settings.memory_similarity_weight,
+                     [f"{evidence.best_similarity:.3f}"] if close else [], [],
+                     settings.memory_similarity_weight if close else 0.0))
+        if settings.require_memories and not evidence.has_memories:
+            veto = "no_memories"
+    if settings.skip_small_talk and reading.small_talk:
+        veto = "small_talk"
+    return rows, round(sum(row[4] for row in rows), 6), veto
+
+
+def should_search(reading: GateReading, settings: ContextConfig) -> bool:
+    """``judge(reading, settings).should_search`` without the explanation (cross-validation scores
+    thousands of settings)."""
+    _, total, veto = _weigh(reading, settings)
+    return bool(reading.turns_read) and not veto and total >= settings.threshold
+
+
+def judge(reading: GateReading, settings: ContextConfig) -> SearchDecision:
+    """The weighted score of a reading and the decision: search when it reaches ``threshold`` and
+    nothing vetoes it (small talk; a named scope without memories)."""
+    rows, total, veto = _weigh(reading, settings)
+    signals = [SignalScore(signal=name, weight=weight, hits=found, system_prompt_hits=in_prompt,
+                           points=round(points, 6)) for name, weight, found, in_prompt, points in rows]
+    if veto:
+        signals.append(SignalScore(signal=veto, weight=0.0, hits=[veto], system_prompt_hits=[], points=0.0))
+    return SearchDecision(should_search=bool(reading.turns_read) and not veto and total >= settings.threshold,
+                          score=total, threshold=settings.threshold, signals=signals, turns_read=reading.turns_read)
+
+
+def decide(conversation: list[Message], system_prompt: str, settings: ContextConfig,
+           evidence: MemoryEvidence | None = None) -> SearchDecision:
+    """The gate's decision; an empty conversation never needs a search (seed 004: empty input is handled
+    gracefully), whatever the system prompt says. ``evidence``: what the named scope holds (None: no
+    scope named, the keywords alone decide)."""
+    return judge(read(conversation, system_prompt, settings, evidence), settings)
 
 
 # -- what a call may see ---------------------------------------------------------------------------

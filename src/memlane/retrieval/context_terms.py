@@ -8,7 +8,8 @@ worth measuring), kept when the part-of-speech tag says noun, or verb / adjectiv
 of two characters or more; a term matches a memory containing it.
 
 Terms come from the latest turn first, then each earlier turn, the system prompt
-last, so when there are more than ``max_terms`` the conversation's end wins.
+last, so when there are more than ``max_terms`` the conversation's end wins; within a turn that
+does not fit, its last sentences win ("… What about the saxophone?" keeps "saxophone").
 """
 
 from __future__ import annotations
@@ -117,13 +118,36 @@ def extract(turns: list[str], system_prompt: str = "", max_terms: int = 20) -> l
         sources.append((system_prompt, SYSTEM_RECENCY))
     terms: dict[str, Term] = {}
     for text, recency in sources:
-        for word, cjk in words(text):
-            key = word if cjk else _stemmer().stemWord(word)
-            if key not in terms:
-                terms[key] = Term(text=word, key=key, cjk=cjk, weight=round(recency * _length_factor(word, cjk), 6))
-                if len(terms) == max_terms:
-                    return list(terms.values())
+        found: dict[str, Term] = {}
+        for sentence in _SENTENCE.split(text) if text else ():
+            for word, cjk in words(sentence):
+                key = word if cjk else _stemmer().stemWord(word)
+                if key not in terms and key not in found:
+                    found[key] = Term(text=word, key=key, cjk=cjk,
+                                      weight=round(recency * _length_factor(word, cjk), 6))
+        room = max_terms - len(terms)
+        if len(found) > room:  # the turn does not fit: its last sentences first (the question is at its end)
+            found = _latest_sentences_first(text, found, room)
+        terms.update(found)
+        if len(terms) >= max_terms:
+            break
     return list(terms.values())
+
+
+#: where a turn's sentences end (English and Chinese punctuation, line breaks)
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+
+
+def _latest_sentences_first(text: str, found: dict[str, Term], room: int) -> dict[str, Term]:
+    """``room`` of a turn's terms, its last sentence's first (in their order), then the one before …,
+    listed in the order they were said."""
+    kept: set[str] = set()
+    for sentence in reversed([s for s in _SENTENCE.split(text) if s.strip()]):
+        for word, cjk in words(sentence):
+            key = word if cjk else _stemmer().stemWord(word)
+            if key in found and len(kept) < room:
+                kept.add(key)
+    return {key: term for key, term in found.items() if key in kept}
 
 
 def matched(terms: list[Term], text: str) -> list[Term]:

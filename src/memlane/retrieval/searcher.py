@@ -40,6 +40,9 @@ from memlane.store import Store
 
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
+#: memories each search of ``evidence`` reads (vector and keywords, per pool)
+EVIDENCE_CANDIDATES = 10
+
 log = logging.getLogger("memlane.retrieval")
 
 
@@ -207,6 +210,31 @@ class Searcher:
         matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
                                       min_similarity=settings.min_similarity)
         return agent_context.group(terms, matches, max_results)
+
+    def evidence(self, turns: list[Message], pools: dict[str, flt.Node]) -> agent_context.MemoryEvidence:
+        """What the pools' valid memories hold for the last user turn (``should_search_memory`` with a
+        scope): whether there is any, the turn's words they contain, and the closest one's cosine."""
+        last = agent_context.last_user_turn(turns)
+        settings = self.config.context
+        terms = context_terms.extract([last], "", settings.max_terms) if last else []
+        vector = self.embeddings.query(last) if last else None
+        found: list[tuple[MemoryRecord, float]] = []
+        has_memories = False
+        for where in pools.values():
+            where = flt.conjoin(where, ACTIVE)
+            if vector is None:
+                has_memories = has_memories or bool(self.store.list(where, 1))
+                continue
+            near = self.store.search(vector, where, EVIDENCE_CANDIDATES, None)
+            has_memories = has_memories or bool(near)
+            found.extend(near)
+            if terms:
+                found.extend((r, c) for r, _, c in self.store.keyword_search(
+                    Query(" ".join(t.text for t in terms), vector), vector, where, EVIDENCE_CANDIDATES))
+        matched = {t.text for record, _ in found for t in context_terms.matched(terms, record.text)}
+        return agent_context.MemoryEvidence(
+            has_memories=has_memories, matched_terms=tuple(t.text for t in terms if t.text in matched),
+            best_similarity=max((float(c) for _, c in found), default=0.0))
 
     def reranker(self) -> Reranker:
         """The configured reranker (``retrieval.reranker``), made on first use."""

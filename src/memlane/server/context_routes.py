@@ -33,6 +33,8 @@ class ShouldSearchRequest(Strict):
                                                          "(or one string, a user message)")
     system_prompt: Text = Field("", description="the agent's system prompt")
     explain: StrictBool = Field(False, description="return the score of each signal")
+    user_id: Id = Field(None, description="whose memories: the gate also weighs what this scope holds")
+    agent_id: Id = None
 
 
 class ContextSearchRequest(Strict):
@@ -58,7 +60,8 @@ def should_search(body: ShouldSearchRequest, request: Request) -> dict[str, Any]
     """``{"should_search": bool}``; with ``explain``, also ``score``, ``threshold`` and each signal's
     hits and points (``Memory.should_search_memory``)."""
     decision = tenant_memory(request).should_search_memory(_messages(body.conversation), body.system_prompt,
-                                                            explain=True)
+                                                            explain=True, user_id=body.user_id,
+                                                            agent_id=body.agent_id)
     return decision.model_dump() if body.explain else {"should_search": decision.should_search}
 
 

@@ -1,0 +1,171 @@
+"""Who a statement is about when the speaker does not say "I": the people of one message.
+
+People talk about others: "My brother Tom just moved to Oslo. He is a dentist." — "He" is Tom,
+not the user; "My sister and I both love sushi" is about two people; "We're expecting our second
+baby" is about the user and their family. ``People`` follows one message sentence by sentence
+(questions included: "What should I get my mum? She loves gardening."):
+
+- it notices who is mentioned: a relative or friend ("my older sister", "my son's party",
+  我妹妹), a name that follows one ("my friend Priya") or opens a statement ("Priya is a pilot");
+- ``resolve_en`` / ``resolve_zh`` name the person a statement's leading "He"/"She" (他/她) points
+  to: the most recent mention whose gender agrees (a relation's word gives it; a name or "friend"
+  agrees with either);
+- ``compound_en`` rewrites a subject made of the speaker and someone else ("My wife and I",
+  "Me and my dad", "Sofia and I") to "User and their wife", kept for a later "we";
+- ``group_en`` is what "we" means: that compound subject, else the user's colleagues when the
+  sentence is about work, else their family. Chinese 我们 is read by ``we_zh``.
+
+Nothing is guessed beyond the message: a pronoun with no agreeing mention is left as written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memlane.text.relations import PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
+
+_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "hers": "f", "他": "m", "她": "f"}
+
+_RELATION_WORDS = "|".join(sorted(RELATIONS_EN.keys() | PLURAL_RELATIONS_EN, key=len, reverse=True))
+#: "my (best|older|little) friend(,) (named|called) Priya", "my son's"
+_MENTION_EN = re.compile(
+    r"\b(?:[Mm]y|[Oo]ur)\s+(?P<phrase>(?:[a-z]+[\s-]+){0,2}?(?P<relation>" + _RELATION_WORDS + r"))\b"
+    r"(?:(?:['’]s)|,?\s+(?:(?:named|called)\s+)?(?P<name>[A-Z][a-z]+)\b)?")
+_NAME_SUBJECT_EN = re.compile(r"^(?P<name>[A-Z][a-z]+)\s+(?:is|was|has|had|and|works|lives|loves|likes|plays)\b")
+_LEADING_PRONOUN_EN = re.compile(r"^(?P<pronoun>he|she|his|her)(?P<contraction>['’]s)?\b(?=\s)", re.I)
+_COMPOUND_EN = re.compile(
+    r"^(?:(?P<other>(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+)\s+and\s+(?:I|me)"
+    r"|(?:I|me|Me)\s+and\s+(?P<other2>[Mm]y\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+))\b(?=\s+[a-z])")
+_WORK_EN = re.compile(r"\b(?:work|job|office|team|company|startup|firm|client|clients|project|colleagues|"
+                      r"sprint|release|customers|product|shift|department)\b", re.I)
+_KIN_ZH = "|".join(sorted(RELATIONS_ZH, key=len, reverse=True))
+_MENTION_ZH = re.compile(r"我(?:的)?(?P<relation>" + _KIN_ZH + r")")
+
+
+@dataclass
+class Person:
+    """Someone a message mentioned: how a statement names them, and the gender their pronoun has."""
+
+    name: str
+    gender: str = ""
+
+
+@dataclass
+class People:
+    """The people one message has mentioned so far (the most recent last) and what its "we" means."""
+
+    subject: str = "User"
+    mentioned: list[Person] = field(default_factory=list)
+    group: str | None = None
+
+    # -- English -------------------------------------------------------------------------------
+
+    def notice_en(self, sentence: str) -> None:
+        """Remember who ``sentence`` mentions, in order."""
+        found: list[tuple[int, Person]] = []
+        for match in _MENTION_EN.finditer(sentence):
+            relation = match["relation"].lower()
+            if relation in PLURAL_RELATIONS_EN:
+                continue
+            name = match["name"]
+            if name and name.lower() in ("and", "or", "but", "is", "was"):
+                name = None
+            found.append((match.start(), Person(name or f"{self.subject}'s {match['phrase'].lower()}",
+                                                RELATIONS_EN.get(relation, ""))))
+        subject = _NAME_SUBJECT_EN.match(sentence)
+        if subject and not any(p.name.endswith(subject["name"]) for _, p in found):
+            found.append((0, Person(subject["name"])))
+        self.mentioned.extend(person for _, person in sorted(found, key=lambda item: item[0]))
+
+    def referent_en(self, sentence: str) -> tuple[str, str] | None:
+        """(who, the rest) when ``sentence`` opens with He/She/His/Her pointing to someone mentioned:
+        "He's a dentist" → ("Tom", "is a dentist"), "Her cat is called Mo" → ("User's mom's cat", "is called Mo")."""
+        match = _LEADING_PRONOUN_EN.match(sentence)
+        if not match:
+            return None
+        person = self._referent(_PRONOUN_GENDER[match["pronoun"].lower()])
+        if person is None:
+            return None
+        pronoun, rest = match["pronoun"].lower(), sentence[match.end():].strip()
+        if match["contraction"]:  # "He's a dentist" → "Tom is …"; "He's been" / "He's got" → "Tom has …"
+            verb = "has" if re.match(r"(?:been|got|gotten|had|done|moved|started|become)\b", rest) else "is"
+            return person.name, f"{verb} {rest}"
+        if pronoun in ("his", "her"):
+            noun = re.match(r"[\w-]+", rest)
+            if not noun or not re.match(r"\s+(?:is|was|has|lives|works|name|loves|likes)\b", rest[noun.end():]):
+                return None  # "her" as an object ("Her? No.") or an unclear phrase
+            return f"{person.name}'s {noun.group(0)}", rest[noun.end():].strip()
+        return person.name, rest
+
+    def resolve_en(self, sentence: str) -> str:
+        """``sentence`` with a leading He/She/His/Her replaced by the person it points to."""
+        found = self.referent_en(sentence)
+        return f"{found[0]} {found[1]}" if found else sentence
+
+    def compound_en(self, sentence: str) -> str:
+        """"My sister and I both love sushi" → "User and their sister both love sushi" (the verb stays plural)."""
+        match = _COMPOUND_EN.match(sentence)
+        if not match:
+            return sentence
+        other = match["other"] or match["other2"]
+        words = other.split(maxsplit=1)
+        other = f"their {words[1]}" if words[0].lower() in ("my", "our") and len(words) > 1 else other
+        self.group = f"{self.subject} and {other}"
+        return self.group + sentence[match.end():]
+
+    def group_en(self, sentence: str) -> str:
+        """What "we" means in ``sentence``."""
+        if self.group:
+            return self.group
+        return f"{self.subject} and their {'colleagues' if _WORK_EN.search(sentence) else 'family'}"
+
+    # -- Chinese -------------------------------------------------------------------------------
+
+    def notice_zh(self, text: str) -> None:
+        for match in _MENTION_ZH.finditer(text):
+            relation = match["relation"]
+            self.mentioned.append(Person(f"{self.subject}的{relation}", RELATIONS_ZH.get(relation, "")))
+
+    def resolve_zh(self, clause: str) -> str:
+        """A clause opening with 他/她 (not 他们/她们) names the person it points to."""
+        if not clause.startswith(("他", "她")) or clause.startswith(("他们", "她们", "他人")):
+            return clause
+        person = self._referent(_PRONOUN_GENDER[clause[0]])
+        return person.name + clause[1:] if person else clause
+
+    # -- both ----------------------------------------------------------------------------------
+
+    def _referent(self, gender: str) -> Person | None:
+        for person in reversed(self.mentioned):
+            if not person.gender or person.gender == gender:
+                return person
+        return None
+
+
+def possessive_kin_zh(text: str, subject: str) -> str:
+    """我哥哥 → 用户的哥哥, 我和我老公 → 用户和老公 (a relative of the speaker, named as theirs)."""
+    text = re.sub(r"和我的?(?=" + _KIN_ZH + ")", "和", text)
+    return re.sub(r"我(?=" + _KIN_ZH + ")", f"{subject}的", text)
+
+
+def we_zh(text: str, subject: str) -> str:
+    """我们 as the user and others: 我们家 → 用户家, 我们公司 → 用户的公司 (a noun after it: theirs),
+    else 用户和家人."""
+    if "我们" not in text:
+        return text
+    import rjieba
+
+    out, tokens = [], rjieba.tag(text)
+    for i, (word, _) in enumerate(tokens):
+        if word != "我们":
+            out.append(word if word != "俩" or not i or tokens[i - 1][0] != "我们" else "")
+            continue
+        following, tag = tokens[i + 1] if i + 1 < len(tokens) else ("", "")
+        if following.startswith("家"):
+            out.append(subject)
+        elif tag.startswith("n") and tag != "nr":
+            out.append(f"{subject}的")
+        else:
+            out.append(f"{subject}和家人")
+    return "".join(out)
