@@ -53,6 +53,9 @@ _PG_ORDER = ("memlane_meta", "memlane_messages", "memlane_memories", "memlane_me
              "memlane_applied_keys", "memlane_adds", "memlane_reembed", "memlane_graph_entities",
              "memlane_graph_relations", "memlane_doc_collections", "memlane_doc_documents", "memlane_doc_pages",
              "memlane_doc_state")
+#: adds cut between their two transactions when the backup was taken belong to no process of the
+#: restored home: released, so the restored store completes them when it opens (``ingest/adds.py``)
+_RELEASE_PENDING = "UPDATE {adds} SET owner = NULL, lease_until = NULL WHERE status = 'pending'"
 
 
 @dataclass
@@ -208,6 +211,9 @@ def _sqlite_restore(manifest: dict[str, Any], settings: config_mod.MemoryConfig,
         try:
             if con.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise StoreError(f"the backup's store of tenant {tenant!r} is damaged")
+            if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'adds'").fetchone():
+                with con:
+                    con.execute(_RELEASE_PENDING.format(adds="adds"))
         finally:
             con.close()
     for tenant, path in places.items():
@@ -324,6 +330,7 @@ def _postgres_restore(manifest: dict[str, Any], pg: Any, staged: Path) -> None:
                                         " false) FROM {}").format(sql.Literal(table), sql.Literal(column),
                                                                   sql.Identifier(column), sql.Identifier(table)))
                 postgres_schema.migrate(con, transaction=False)
+                con.execute(_RELEASE_PENDING.format(adds="memlane_adds"))
     finally:
         database.close()
 
