@@ -36,8 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     default = RetrievalConfig().actor_weight
     with tempfile.TemporaryDirectory() as tmp:
-        config = {"vector_store": {"provider": "sqlite", "config": {"path": str(Path(tmp) / "a.db")}},
-                  "retrieval": locomo.RETRIEVAL_SETTINGS}
+        config = {"vector_store": {"provider": "sqlite", "config": {"path": str(Path(tmp) / "a.db")}}}
         with Memory(config) as memory:
             loaded = locomo.load_conversations(memory, locomo.load(args.file))
             questions = loaded.questions[:args.questions]

@@ -98,7 +98,6 @@ def locomo(path: Path, names: list[str]) -> dict:
     figures = {}
     for name in names:
         settings = load({"embedder": {"provider": "local", "config": RUNTIMES[name]}})
-        settings.retrieval = settings.retrieval.model_copy(update=evaluation.RETRIEVAL_SETTINGS)
         with tempfile.TemporaryDirectory() as tmp:
             settings.vector_store.config = {"path": str(Path(tmp) / "eval.db")}
             started = time.perf_counter()

@@ -8,7 +8,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------
 
-MODEL_FIXTURES = {"embedder", "openai_server", "model_memory"}  # fixtures that load the real local model
+MODEL_FIXTURES = {"embedder", "openai_server", "model_memory", "e5_embedder"}  # fixtures that load a real model
 POSTGRES_FIXTURES = {"pg"}
 
 
@@ -31,19 +31,20 @@ def pytest_runtest_setup(item):
     module- or session-scoped fixture: the fast lane stays fast and the markers stay true. Tests that
     are not about embedding quality use the hashing embedder."""
     global _real_load
-    from memlane.embeddings import local
+    from memlane.embeddings import e5, local
 
     if _real_load is None:
-        _real_load = local._load
+        _real_load = (local._load, e5.E5Embedder._model)
     if item.get_closest_marker("model") is not None:
-        local._load = _real_load
+        local._load, e5.E5Embedder._model = _real_load
         return
 
     def refuse(*args, **kwargs):
-        raise RuntimeError(f"{item.nodeid} loads the local model: mark it @pytest.mark.model, "
+        raise RuntimeError(f"{item.nodeid} loads a local model: mark it @pytest.mark.model, "
                            "or give it the hashing embedder (HashingEmbedder / provider 'hashing')")
 
     local._load = refuse
+    e5.E5Embedder._model = refuse
 
 
 @pytest.fixture
@@ -86,6 +87,14 @@ def embedder():
     from memlane.embeddings.local import LocalEmbedder
 
     return LocalEmbedder()
+
+
+@pytest.fixture(scope="session")
+def e5_embedder():
+    """multilingual-e5-small (the default model of new stores), loaded once per test session."""
+    from memlane.embeddings.e5 import E5Embedder
+
+    return E5Embedder()
 
 
 def sqlite_config(path) -> dict:

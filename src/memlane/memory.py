@@ -21,6 +21,7 @@ from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.errors import MemoryNotFoundError
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
+from memlane.embeddings import choice as embedder_choice
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
@@ -30,7 +31,7 @@ from memlane.ingest.types import Engine
 from memlane.maintenance.maintainer import Maintainer, reembed_store
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import Searcher
-from memlane.store import Store, create_store
+from memlane.store import Store, check_dims, create_store
 
 
 class Memory:
@@ -50,9 +51,12 @@ class Memory:
         CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
-        self.embeddings = Embeddings(embedder or create_embedder(self.config.embedder), self.config.query_cache_size)
+        self.store = store or create_store(self.config, None, tenant)
+        if embedder is None:  # a store keeps the model it was filled with unless the config names one
+            embedder = create_embedder(embedder_choice.spec_for(self.config, [self.store.bound_embedder()[0]]))
+        self.embeddings = Embeddings(embedder, self.config.query_cache_size)
+        check_dims(self.config, self.embeddings.dims)
         self.engine = engine or create_engine(self.config)
-        self.store = store or create_store(self.config, self.embeddings.dims, tenant)
         self.store.bind_embedder(self.embeddings.name, self.embeddings.dims)
         #: the search pipeline (``retrieval/searcher.py``)
         self.searcher = Searcher(self.config, self.embeddings, self.store)
@@ -84,6 +88,7 @@ class Memory:
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        timestamp: int | float | str | date | datetime | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
@@ -97,7 +102,11 @@ class Memory:
         messages as one memory of the agent. ``expiration_date`` (a future date or datetime, as
         mem0's) makes the memories this call adds invalid from then on: ``valid_to`` is that moment,
         ``invalid_reason`` is ``expired``, and reads check it when they run (``as_of`` before it
-        still shows them).
+        still shows them). ``timestamp`` (mem0's name: Unix seconds or ISO-8601) is when the conversation
+        was said, and a message's ``created_at`` when that message was (default: now): the messages and
+        the memories formed carry that time (``created_at``, history, ``as_of``, the timeline of a
+        search); a time in the future is refused. A fact older than the memory it would change is kept
+        as what was true before it (``valid_to``, ``superseded_by``), the newer memory left as it is.
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -112,7 +121,7 @@ class Memory:
         is an ``InvalidInputError``.
         """
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
-                             self.limits)
+                             self.limits, timestamp)
         return self.adds.add(call, validation.idempotency_key(idempotency_key))
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),

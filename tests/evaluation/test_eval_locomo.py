@@ -40,13 +40,28 @@ def test_evidence_ids_are_normalised():
 
 def test_turns_carry_text_caption_and_session_time():
     turns = locomo.turns(DATA[0]["conversation"])
-    assert turns[2]["text"] == "Ana: I also started painting watercolours. [image: a watercolour of a lighthouse]"
+    assert turns[2]["text"] == "I also started painting watercolours. [image: a watercolour of a lighthouse]"
+    assert turns[2]["speaker"] == "Ana"
     assert turns[3]["session"] == 2 and turns[3]["created_at"].startswith("2023-06-01T10:00:00")
+
+
+def test_conversations_are_stored_the_way_a_user_stores_them(tmp_path, hashing_embedder):
+    """A session is one add of named messages with the session's time: the messages, the speakers and the
+    times are the memories' own (nothing a user cannot send)."""
+    with Memory(sqlite_config(tmp_path / "user.db"), embedder=hashing_embedder) as memory:
+        loaded = locomo.load_conversations(memory, DATA)
+        scope = loaded.scopes["conv-x"]
+        stored = {m["memory"]: m for m in memory.get_all(user_id=scope)["results"]}
+        assert len(memory.get_messages(user_id=scope)) == 5 and len(stored) == 5
+        marathon = stored["I ran my first marathon in Lisbon."]
+        assert marathon["actor_id"] == "Bo" and marathon["created_at"].startswith("2023-06-01T10:00:00")
+        assert sorted(loaded.turn_of.values()) == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2"]
+        assert loaded.turn_of[marathon["id"]] == "D2:1"
 
 
 @pytest.mark.parametrize("mode", list(locomo.MODES))
 def test_recall_report(tmp_path, embedder, mode):
-    config = {**sqlite_config(tmp_path / f"{mode}.db"), "retrieval": locomo.RETRIEVAL_SETTINGS}
+    config = sqlite_config(tmp_path / f"{mode}.db")
     with Memory(config, embedder=embedder) as memory:
         report = locomo.run(memory, DATA, ks=(1, 2, 5), mode=mode)
     assert report["questions"] == 4 and report["unmatched_evidence"] == 1
@@ -56,7 +71,7 @@ def test_recall_report(tmp_path, embedder, mode):
 
 
 def test_several_modes_share_one_insertion_and_report_each_conversation(tmp_path, embedder):
-    config = {**sqlite_config(tmp_path / "modes.db"), "retrieval": locomo.RETRIEVAL_SETTINGS}
+    config = sqlite_config(tmp_path / "modes.db")
     with Memory(config, embedder=embedder) as memory:
         reports = locomo.run_modes(memory, DATA, ks=(1, 5), modes=("vector", "full"))
         assert memory.info()["memories"] == 5  # the conversation was stored once for both modes
@@ -92,7 +107,7 @@ def test_cross_validation_chooses_each_folds_setting_on_the_other_conversations(
 
 def test_cross_validation_report_and_its_checks(tmp_path, hashing_embedder):
     two = [DATA[0], {**DATA[0], "sample_id": "conv-y"}]
-    config = {**sqlite_config(tmp_path / "cv.db"), "retrieval": locomo.RETRIEVAL_SETTINGS}
+    config = sqlite_config(tmp_path / "cv.db")
     with Memory(config, embedder=hashing_embedder) as memory:
         before = memory.config.retrieval.model_dump()
         report = locomo.cross_validate(memory, two, grid={"keyword_weight": [0.2, 0.8]}, mode="hybrid", ks=(1, 5))

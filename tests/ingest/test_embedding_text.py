@@ -68,9 +68,9 @@ class _Recording:
             self.texts.extend(texts)
         return self.inner.embed(texts, purpose)
 
-    def embed_with_tokens(self, texts):
+    def embed_with_tokens(self, texts, purpose="document"):
         self.token_texts.extend(texts)
-        return self.inner.embed_with_tokens(texts)
+        return self.inner.embed_with_tokens(texts, purpose)
 
 
 @pytest.mark.parametrize("at_insert", [True, False])

@@ -405,9 +405,9 @@ class _CountingTokens:
     def embed(self, texts, purpose):
         return self.inner.embed(texts, purpose)
 
-    def embed_with_tokens(self, texts):
+    def embed_with_tokens(self, texts, purpose="document"):
         self.token_texts.extend(texts)
-        return self.inner.embed_with_tokens(texts)
+        return self.inner.embed_with_tokens(texts, purpose)
 
 
 TEA = ["green tea in the morning", "black tea with milk", "tea ceremony in Kyoto", "coffee is not tea"]

@@ -348,3 +348,61 @@ def test_random_writes_and_wide_searches_agree_with_an_exact_scan(filled, tmp_pa
         assert store._matrix.rebuilds < 10  # most steps caught up from the log
     finally:
         other.close()
+
+
+# -- a change of the keyword analyzer (text/keywords.py VERSION) re-indexes a store when it opens -------------
+
+
+def test_a_store_indexed_by_the_previous_analyzer_is_indexed_again_when_it_opens(backend, e5_embedder):
+    """Memories and document pages whose text is not plain ASCII get the current analyzer's terms (Chinese
+    words instead of characters and pairs); plain ASCII ones were analysed alike and are left as they are."""
+    from memlane import Documents, Memory
+
+    texts = ["我喜欢吃四川火锅", "Café au lait every morning", "golf course booking"]
+    config = backend()
+    with Memory(config, embedder=e5_embedder) as m:
+        m.add(texts, user_id="u1", infer=False)
+        documents = Documents(memory=m)
+        documents.create_collection("c")
+        documents.upsert_document("d", "c", text="青霉素是一种抗生素")
+        _pretend_old_analyzer(m.store, backend.name)
+        where = scope.scoped_filter({"user_id": "u1"}, None)
+        assert not [r.text for r, _, _ in m.store.keyword_search("火锅", e5_embedder.embed(["火锅"], "query")[0],
+                                                                 where, 5)]
+    with Memory(config, embedder=e5_embedder) as m:  # opening migrates
+        where = scope.scoped_filter({"user_id": "u1"}, None)
+        for query, found in (("火锅", "我喜欢吃四川火锅"), ("cafe", "Café au lait every morning"), ("golf", "golf course booking")):
+            hits = m.store.keyword_search(query, e5_embedder.embed([query], "query")[0], where, 5)
+            assert [r.text for r, _, _ in hits] == [found], query
+        if backend.name == "sqlite":
+            assert_keyword_index_matches(m.store)
+        pages = Documents(memory=m).search("抗生素", keyword_search=True, top_k=1)
+        assert pages["keyword_matches"] >= 1 and "抗生素" in pages["results"][0]["text"]
+
+
+def _pretend_old_analyzer(store, backend):
+    """Give non-ASCII memories and pages the terms of analyzer 1 (characters and pairs) and roll the schema back
+    to the version before analyzer 2."""
+    def old(text):
+        import re
+        return " ".join(t for run in re.findall(r"[\u4e00-\u9fff]+|[a-z]+", text.lower())
+                        for t in ([*run, *(run[i:i + 2] for i in range(len(run) - 1))] if not run.isascii() else [run]))
+
+    if backend == "sqlite":
+        from memlane.store import sqlite_schema
+
+        con = store._con
+        con.execute("BEGIN")
+        for rowid, text in con.execute("SELECT rowid, text FROM memories WHERE text GLOB '*[^ -~]*'").fetchall():
+            con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
+        for rowid, text in con.execute("SELECT rowid, text FROM doc_pages WHERE text GLOB '*[^ -~]*'").fetchall():
+            con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute("COMMIT")
+        return
+    from memlane.store import postgres_schema
+
+    with store.db.pool.connection() as con, con.transaction():
+        con.execute("UPDATE memlane_memories SET terms = to_tsvector('simple', %s) WHERE text ~ '[^ -~]'", ("x",))
+        con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x') WHERE text ~ '[^ -~]'")
+        con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_2,))

@@ -123,7 +123,8 @@ def _run_cases(evaluation: Any, file: Path, as_json: bool, title: str, group: st
 def eval_locomo(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
     k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
-    mode: str = typer.Option("full", "--mode", help="vector | hybrid (keyword + vector) | full (hybrid + rerank)"),
+    mode: str = typer.Option("all", "--mode", help="default (the search without flags) | vector | hybrid (keyword + "
+                             "vector) | full (hybrid + rerank) | all (each, from one load; default first)"),
     cv: bool = typer.Option(False, "--cv", help="cross-validate: tune --grid on all conversations but one, "
                             "measure on that one, for each; printed next to the all-conversations figures"),
     grid: Optional[str] = typer.Option(None, "--grid", help='--cv: JSON object of retrieval settings to values '
@@ -131,16 +132,17 @@ def eval_locomo(
                                        'neighbour and rerank weights)'),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Evidence recall@k over LoCoMo dialog turns, per category and overall (1-4), with search latency;
-    with --cv, leave-one-conversation-out tuning."""
+    """Evidence recall@k over LoCoMo dialog turns stored as a user stores them (a session an add of named
+    messages with their time), per category and overall (1-4), with search latency; with --cv,
+    leave-one-conversation-out tuning (of --mode; all: default)."""
     from memlane.evaluation import locomo
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
     except ValueError:
         raise typer.BadParameter("a comma-separated list of integers", param_hint="--k") from None
-    if mode not in locomo.MODES or not ks or min(ks) < 1:
-        raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} and --k positive integers")
+    if (mode != "all" and mode not in locomo.MODES) or not ks or min(ks) < 1:
+        raise typer.BadParameter(f"--mode must be one of {', '.join(locomo.MODES)} or all, and --k positive integers")
     values = None
     if grid is not None:
         try:
@@ -149,10 +151,11 @@ def eval_locomo(
             raise typer.BadParameter(f"not JSON: {exc}", param_hint="--grid") from None
         if not isinstance(values, dict) or not all(isinstance(v, list) and v for v in values.values()):
             raise typer.BadParameter("a JSON object of setting -> non-empty list of values", param_hint="--grid")
-    with _evaluation_memory(locomo.RETRIEVAL_SETTINGS) as memory:
+    modes = tuple(locomo.MODES) if mode == "all" else (mode,)
+    with _evaluation_memory() as memory:
         try:
-            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=mode, ks=ks) if cv
-                      else locomo.run(memory, locomo.load(file), ks=ks, mode=mode))
+            report = (locomo.cross_validate(memory, locomo.load(file), grid=values, mode=modes[0], ks=ks) if cv
+                      else locomo.run_modes(memory, locomo.load(file), ks=ks, modes=modes))
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--grid") from None
     if as_json:
@@ -161,9 +164,52 @@ def eval_locomo(
     if cv:
         _print_locomo_cv(report, ks)
         return
-    console.print(_locomo_table(f"LoCoMo evidence recall · mode {mode} · {report['questions']} questions", report, ks))
-    console.print(f"search latency p50 {report['search_ms'].get('p50')} ms, p95 {report['search_ms'].get('p95')} ms; "
-                  f"unmatched evidence ids: {report['unmatched_evidence']}")
+    for name, one in report.items():
+        console.print(_locomo_table(f"LoCoMo evidence recall · {name} · {one['questions']} questions · "
+                                    f"{one['engine']}", one, ks))
+        console.print(f"search latency p50 {one['search_ms'].get('p50')} ms, p95 {one['search_ms'].get('p95')} ms "
+                      f"({'with' if one['search_ms_includes_embedding'] else 'without'} the query's embedding); "
+                      f"unmatched evidence ids: {one['unmatched_evidence']}")
+
+
+@command("multilingual", on=eval_app)
+def eval_multilingual(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="retrieval cases (JSON Lines: memories, "
+                                "queries with expected strings, a language group)"),
+    mode: str = typer.Option("all", "--mode", help="vector | default (the search without flags) | full | all"),
+    as_json: bool = JsonOpt,
+) -> None:
+    """hit@1 and hit@3 of each language group: memories stored with add(infer=False), questions searched in
+    their scope, with the configured (default) model."""
+    from rich.table import Table
+
+    from memlane.evaluation import multilingual
+
+    modes = tuple(multilingual.MODES) if mode == "all" else (mode,)
+    if any(m not in multilingual.MODES for m in modes):
+        raise typer.BadParameter(f"one of {', '.join(multilingual.MODES)} or all", param_hint="--mode")
+    try:
+        cases = multilingual.load(file)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="FILE") from None
+    with _evaluation_memory() as memory:
+        report = multilingual.run(memory, cases, modes)
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"multilingual retrieval · {report['questions']} questions · {report['engine']}")
+    table.add_column("language")
+    for name in modes:
+        table.add_column(f"{name} hit@1 / hit@3", justify="right")
+    langs = sorted({lang for m in report["modes"].values() for lang in m["by_lang"]})
+    for lang in [*langs, "overall"]:
+        cells = []
+        for name in modes:
+            rates = report["modes"][name]["overall" if lang == "overall" else "by_lang"]
+            rates = rates if lang == "overall" else rates.get(lang, {})
+            cells.append(f"{rates.get('hit@1', 0):.2f} / {rates.get('hit@3', 0):.2f}")
+        table.add_row(lang, *cells)
+    console.print(table)
 
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}

@@ -27,12 +27,15 @@ def add(
     infer: bool = typer.Option(True, "--infer/--no-infer",
                                help="extract and reconcile facts (default), or store each message verbatim"),
     memory_type: Optional[str] = typer.Option(None, "--type", help="fact | preference | event | profile | procedural"),
+    timestamp: Optional[str] = typer.Option(None, "--timestamp", "-t",
+                                            help="when it was said: ISO-8601 or Unix seconds (default: now)"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Remember messages: extract facts and reconcile them with what is known (or store verbatim)."""
     with _memory(remote=True) as memory:
         result = memory.add([{"role": role, "content": t} for t in text], user_id=user, agent_id=agent, run_id=run,
-                            metadata=_json_arg(metadata, "--metadata"), infer=infer, memory_type=memory_type)
+                            metadata=_json_arg(metadata, "--metadata"), infer=infer, memory_type=memory_type,
+                            timestamp=timestamp)
     if as_json:
         _print_json(result)
         return

@@ -61,9 +61,9 @@ class RemoteMemory:
 
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: Mapping[str, Any] | None = None, infer: bool = True,
-            memory_type: str | None = None) -> dict[str, Any]:
+            memory_type: str | None = None, timestamp: Any = None) -> dict[str, Any]:
         body = {"messages": messages, "user_id": user_id, "agent_id": agent_id, "run_id": run_id,
-                "metadata": metadata, "infer": infer, "memory_type": memory_type}
+                "metadata": metadata, "infer": infer, "memory_type": memory_type, "timestamp": timestamp}
         return self._call("POST", "/memories", body={k: v for k, v in body.items() if v is not None})
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:

@@ -64,6 +64,12 @@ class AddCall:
     memory_type: str | None
     #: when the memories this call adds expire (stored form), or None
     expires: str | None
+    #: when the conversation was said (``timestamp``; stored form), or None for now
+    said_at: str | None = None
+
+    def times(self, now: str) -> list[str]:
+        """When each message was said: its own ``created_at``, else the call's ``timestamp``, else ``now``."""
+        return [m.created_at or self.said_at or now for m in self.messages]
 
     @property
     def expiry(self) -> dict[str, str]:
@@ -72,7 +78,7 @@ class AddCall:
 
 
 def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, infer: Any, memory_type: Any,
-        expiration_date: Any, limits: validation.Limits) -> AddCall:
+        expiration_date: Any, limits: validation.Limits, timestamp: Any = None) -> AddCall:
     ids = required_scope(user_id, agent_id, run_id)
     if not isinstance(infer, bool):
         raise InvalidInputError(f"infer must be true or false, got {infer!r}", field="infer")
@@ -82,7 +88,8 @@ def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, 
     stored_metadata, promoted = validation.metadata(metadata, limits)
     expires = validation.expiration(expiration_date)
     received = validation.messages(messages, limits)
-    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires)
+    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires,
+                   validation.said_time(timestamp, "timestamp"))
 
 
 def update_target(memory_id: Any, text: Any, data: Any, metadata: Any) -> tuple[str, Any]:

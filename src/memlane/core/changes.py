@@ -49,6 +49,8 @@ class Invalidate:
     role: str | None = None
     #: the history event written (``MERGE`` when the memory was merged into ``superseded_by``)
     event: str = "DELETE"
+    #: when it stopped being valid (a conversation said at that time ended it), or None: now
+    at: str | None = None
 
 
 #: the ``invalid_reason`` of a memory whose ``valid_to`` was set ahead of time (an expiry, a TTL)

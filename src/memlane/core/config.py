@@ -192,7 +192,7 @@ class ContextConfig(BaseModel):
 #: ``context.gate = "tuned"``: memlane's gate settings (each may still be set on its own)
 #: (the new signals' weights, the threshold and ``memory_similarity`` chosen by 5-fold cross-validation on
 #: ``tests/data/should_search_dev.jsonl``: ``memlane.evaluation.should_search``; ``memory_similarity``
-#: is the embedder's: 0.7 for all-MiniLM-L6-v2)
+#: is on the common similarity scale (embeddings/calibration.py): all-MiniLM-L6-v2's cosine)
 TUNED_GATE: dict[str, Any] = {"reference_weight": 2.0, "max_hits_per_signal": 2, "system_prompt_factor": 0.5,
                               "gate_reads": "recent_user_turns", "request_weight": 3.0, "personal_weight": 1.0,
                               "know_how_weight": -2.0, "material_penalty": 2.0, "skip_small_talk": True, "require_memories": True,
@@ -263,7 +263,9 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     vector_store: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="sqlite"))
-    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="local"))
+    #: the embedding model; unset: a store keeps the model it was filled with, a new store gets
+    #: multilingual-e5-small (``embeddings/choice.py``)
+    embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="multilingual-e5-small"))
     #: The LLM of memory formation. Without one, the offline engine forms memories.
     llm: Optional[ProviderSpec] = None
     custom_fact_extraction_prompt: Optional[str] = None

@@ -148,6 +148,8 @@ class Message(BaseModel):
     role: Literal["user", "assistant", "system", "tool"]
     content: str
     name: Optional[str] = None
+    #: when it was said (stored form), if the caller said so (``add(timestamp=)``, a message's ``created_at``)
+    created_at: Optional[str] = None
 
 
 class MemoryItem(BaseModel):

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memlane.core import timeutil
@@ -208,6 +209,35 @@ def moment(value: Any, field: str) -> str:
         raise InvalidInputError(f"{field} must be an ISO-8601 date or datetime, got {value!r}", field=field) from None
 
 
+#: how far ahead of this server's clock a said time may be (another machine's clock may run a little fast)
+CLOCK_SKEW_SECONDS = 60
+
+
+def said_time(value: Any, field: str) -> str | None:
+    """When something was said: Unix seconds (int or float), ISO-8601 text, datetime or date (naive =
+    UTC), in the stored form; None for "now". A time in the future is refused: nothing has been said
+    then yet."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidInputError(f"{field} must be Unix seconds or an ISO-8601 date or datetime, got {value!r}",
+                                field=field)
+    if isinstance(value, (int, float)):
+        try:
+            value = datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInputError(f"{field} {value!r} is not a time (Unix seconds, 1970 to 9999)",
+                                    field=field) from None
+    elif isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
+        return said_time(float(value), field)  # Unix seconds as text (a query string, a form)
+    stored = moment(value, field)
+    limit = (datetime.now(timezone.utc) + timedelta(seconds=CLOCK_SKEW_SECONDS)).isoformat(timespec="microseconds")
+    if stored > limit:
+        raise InvalidInputError(f"{field} {stored[:19]} UTC is in the future (now is {timeutil.now_iso()[:19]} UTC); "
+                                "give when it was said", field=field)
+    return stored
+
+
 def expiration(value: Any, field: str = "expiration_date") -> str | None:
     """When a new memory expires: a future ISO-8601 date (its start, UTC) or datetime, or None."""
     if value is None:
@@ -297,9 +327,10 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
         item = {"role": "user", "content": item}
     if not isinstance(item, Mapping):
         raise InvalidInputError(f"{field} must be a dict with role and content, got {type(item).__name__}", field=field)
-    unknown = sorted(set(item) - {"role", "content", "name"})
+    unknown = sorted(set(item) - {"role", "content", "name", "created_at"})
     if unknown:
-        raise InvalidInputError(f"{field} has unknown keys {unknown}; a message has role, content and name", field=field)
+        raise InvalidInputError(f"{field} has unknown keys {unknown}; a message has role, content, name and "
+                                "created_at", field=field)
     role = item.get("role", "user")
     if role not in ROLES:
         raise InvalidInputError(f"{field}.role must be one of {', '.join(ROLES)}, got {role!r}", field=field)
@@ -313,7 +344,8 @@ def _message(item: Any, field: str, limits: Limits) -> Message:
     name = item.get("name")
     if name is not None:
         name = identifier_text(name, f"{field}.name")
-    return Message(role=role, content=content, name=name)
+    return Message(role=role, content=content, name=name, created_at=said_time(item.get("created_at"),
+                                                                               f"{field}.created_at"))
 
 
 def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int) -> tuple[list[Message], str]:

@@ -126,8 +126,11 @@ def create_encoder(config: EncoderConfig | dict | None = None) -> MultiVectorEnc
 
 
 def _is_punctuation(piece: str) -> bool:
-    piece = piece.removeprefix("##")
-    return bool(piece) and all(unicodedata.category(ch).startswith("P") for ch in piece)
+    """A piece that is punctuation only: WordPiece's ``##`` and SentencePiece's ``▁`` (a space) are
+    markers, not content; a bare ``▁`` is whitespace and counts as punctuation too."""
+    marker = piece.startswith("\u2581")
+    piece = piece.removeprefix("##").replace("\u2581", "")
+    return (marker and not piece) or (bool(piece) and all(unicodedata.category(ch).startswith("P") for ch in piece))
 
 
 class LocalTokenEncoder:
@@ -176,18 +179,18 @@ class LocalTokenEncoder:
                    skip_punctuation=config.skip_punctuation, global_vector=config.global_vector,
                    query_global_weight=config.query_global_weight, batch_size=config.batch_size)
 
-    def token_outputs(self, texts: Sequence[str]) -> list[Any]:
+    def token_outputs(self, texts: Sequence[str], purpose: str = "document") -> list[Any]:
         """The model's per-text ``TokenOutput`` (token ids and vectors, sentence vector), from one
-        forward pass on the shared model copy."""
-        return self.embedder.token_outputs(texts, batch_size=self.batch_size)
+        forward pass on the shared model copy; ``purpose`` is the role of a model that has two (E5)."""
+        return self.embedder.token_outputs(texts, batch_size=self.batch_size, purpose=purpose)
 
-    def _encode(self, texts: Sequence[str], global_copies: int) -> list[np.ndarray]:
+    def _encode(self, texts: Sequence[str], global_copies: int, purpose: str) -> list[np.ndarray]:
         texts = list(texts)
         if not texts:
             return []
         special = self.embedder.special_ids
         result = []
-        for out in self.token_outputs(texts):
+        for out in self.token_outputs(texts, purpose):
             ids = out.ids.tolist()
             vectors = out.tokens
             keep = [i for i, tid in enumerate(ids) if tid not in special]
@@ -204,10 +207,10 @@ class LocalTokenEncoder:
         return result
 
     def encode_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self._encode(texts, self.query_global_weight)
+        return self._encode(texts, self.query_global_weight, "query")
 
     def encode_pages(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self._encode(texts, 1 if self.global_vector else 0)
+        return self._encode(texts, 1 if self.global_vector else 0, "document")
 
     def encode_images(self, images: Sequence[bytes]) -> list[np.ndarray]:
         raise UnsupportedInputError(IMAGES_UNSUPPORTED.format(name=self.name), field="image")

@@ -62,17 +62,24 @@ def _document_store(store: Any, tenant: str) -> DocumentStore:
     return store.document_store(tenant)
 
 
-def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None) -> MultiVectorEncoder:
-    """The configured encoder; the local one reuses the memory's loaded local model when it is the same model."""
+def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None,
+                    store: DocumentStore | None = None) -> MultiVectorEncoder:
+    """The configured encoder. The default (``local`` without a model directory) is the token vectors of
+    the memory's own model when it has them (one loaded copy); else of the local model the store's pages
+    were encoded with; else of the default model of new stores (multilingual-e5-small)."""
     spec = encoder_config(dict(settings.encoder))
-    if memory is not None and spec.provider == "local" and not spec.model:
-        from memlane.embeddings.local import LocalEmbedder, default_model_dir
+    if spec.provider != "local" or spec.model:
+        return create_encoder(spec)
+    embedder = getattr(memory.embeddings, "embedder", None) if memory is not None else None
+    embedder = getattr(embedder, "inner", embedder)
+    if embedder is not None and hasattr(embedder, "token_outputs"):
+        return LocalTokenEncoder.from_config(spec, embedder)
+    recorded = store.encoders() if store is not None else {}
+    if recorded and all(name.startswith("local/") for name in recorded):
+        return create_encoder(spec)  # pages of the local sentence-transformers model (all-MiniLM-L6-v2)
+    from memlane.embeddings.e5 import E5Embedder, E5EmbedderConfig
 
-        embedder = getattr(memory.embeddings, "embedder", None)
-        embedder = getattr(embedder, "inner", embedder)
-        if isinstance(embedder, LocalEmbedder) and embedder.path == default_model_dir():
-            return LocalTokenEncoder.from_config(spec, embedder)
-    return create_encoder(spec)
+    return LocalTokenEncoder.from_config(spec, E5Embedder(E5EmbedderConfig(batch_size=spec.batch_size)))
 
 
 class Documents:
@@ -99,8 +106,8 @@ class Documents:
         else:
             self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.settings = self.config.documents
-        self.encoder = encoder or default_encoder(self.settings, memory)
         self.store = store or _document_store(memory.store, tenant)
+        self.encoder = encoder or default_encoder(self.settings, memory, self.store)
         #: the page index searched, kept in step with the store
         self.index = LiveIndex(self.store, self.encoder)
 

@@ -34,6 +34,20 @@ def _openai_compatible(spec: ProviderSpec, *, server: str) -> Embedder:
 register_servers(EMBEDDERS, _openai_compatible)  # openai, ollama, lmstudio, vllm
 
 
+@EMBEDDERS.register("multilingual-e5-small", aliases=("e5", "multilingual-e5"))
+def _e5(spec: ProviderSpec) -> Embedder:
+    from memlane.embeddings.e5 import E5Embedder, E5EmbedderConfig
+
+    return E5Embedder.from_config(validate(E5EmbedderConfig, spec.config, "embedder.config"))
+
+
+@EMBEDDERS.register("use-multilingual", aliases=("use", "universal-sentence-encoder"))
+def _use(spec: ProviderSpec) -> Embedder:
+    from memlane.embeddings.use import UseEmbedder, UseEmbedderConfig
+
+    return UseEmbedder.from_config(validate(UseEmbedderConfig, spec.config, "embedder.config"))
+
+
 @EMBEDDERS.register("hashing")
 def _hashing(spec: ProviderSpec) -> Embedder:
     from memlane.embeddings.hashing import HashingEmbedder, HashingEmbedderConfig

@@ -25,7 +25,7 @@ import numpy as np
 
 from memlane.embeddings.base import Embedder
 
-_TOKENS = "tokens"  # the job kind of embed_with_tokens calls (never batched with plain embeds)
+_TOKENS = "tokens:"  # the job kind of embed_with_tokens calls, with their purpose (never batched with plain embeds)
 
 
 @dataclass
@@ -54,8 +54,8 @@ class BatchingEmbedder:
     def embed(self, texts: Sequence[str], purpose: str) -> Any:
         return self._submit(_Job(list(texts), purpose))
 
-    def _embed_with_tokens(self, texts: Sequence[str]) -> tuple[Any, list[Any]]:
-        return self._submit(_Job(list(texts), _TOKENS))
+    def _embed_with_tokens(self, texts: Sequence[str], purpose: str = "document") -> tuple[Any, list[Any]]:
+        return self._submit(_Job(list(texts), _TOKENS + purpose))
 
     def _submit(self, job: _Job) -> Any:
         with self._cond:
@@ -70,8 +70,9 @@ class BatchingEmbedder:
                 self._cond.wait()
         try:
             texts = [t for j in batch for t in j.texts]
-            if job.purpose == _TOKENS:
-                rows, tokens = self.inner.embed_with_tokens(texts)  # type: ignore[attr-defined]
+            if job.purpose.startswith(_TOKENS):
+                rows, tokens = self.inner.embed_with_tokens(  # type: ignore[attr-defined]
+                    texts, job.purpose.removeprefix(_TOKENS))
             else:
                 rows, tokens = self.inner.embed(texts, job.purpose), None
             matrix = np.asarray(rows)

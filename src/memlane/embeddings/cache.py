@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from memlane.embeddings.base import Embedder, unit_rows
+from memlane.embeddings.calibration import IDENTITY, Calibrations
 from memlane.core.vectors import pool_tokens
 
 #: query token vectors are kept unpooled up to this many word pieces
@@ -65,6 +66,9 @@ class Embeddings:
         self.embedder = embedder
         self.name = embedder.name
         self.dims = int(embedder.dims)
+        inner = getattr(embedder, "inner", embedder)  # a BatchingEmbedder holds the model's
+        #: the model's map of its cosines onto memlane's common scale (embeddings/calibration.py)
+        self.calibrations: Calibrations = getattr(inner, "calibrations", None) or IDENTITY
         self._queries = _LRU(cache_size)
         self._query_tokens = _LRU(cache_size)
         self._statements = _LRU(cache_size)
@@ -112,12 +116,21 @@ class Embeddings:
         """The query's token vectors (late interaction); the same model pass also fills ``query``'s cache."""
         tokens = self._query_tokens.get(text)
         if tokens is None:
-            sentences, raw = self.embedder.embed_with_tokens([text])
+            sentences, raw = self.embedder.embed_with_tokens([text], "query")
             tokens = _frozen(pool_tokens(raw[0], QUERY_TOKENS))
             self._query_tokens.put(text, tokens)
             if self._queries.get(text) is None:
                 self._queries.put(text, _frozen(unit_rows(sentences, 1, self.dims, self.name)[0]))
         return tokens
+
+    def similarity(self, raw: Any, kind: str = "query") -> Any:
+        """Cosine(s) of this model's vectors on the common scale: ``kind`` ``query`` for a search against
+        stored texts, ``document`` for stored texts against each other."""
+        return self.calibrations.similarity(raw, kind)
+
+    def raw_threshold(self, common: float | None, kind: str = "query") -> float | None:
+        """The raw cosine of this model that a threshold on the common scale stands for."""
+        return self.calibrations.raw_threshold(common, kind)
 
     def cache_info(self) -> CacheInfo:
         return CacheInfo(self._queries.hits, self._queries.misses, len(self._queries._items))

@@ -61,7 +61,8 @@ class HashingEmbedder:
         rows = [self._sentence(t, self._word_vectors(self._words(t))) for t in texts]
         return np.stack(rows) if rows else np.empty((0, self.dims), dtype=np.float32)
 
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def embed_with_tokens(self, texts: Sequence[str], purpose: str = "document"
+                          ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Sentence vectors and each text's word vectors (the late-interaction tokens)."""
         tokens = [self._word_vectors(self._words(t)) for t in texts]
         return [self._sentence(t, w) for t, w in zip(texts, tokens)], tokens

@@ -170,8 +170,10 @@ class LocalEmbedder:
             model.use_threads(self.threads)
             return model.sentences(list(texts), self.batch_size)
 
-    def token_outputs(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[TokenOutput]:
-        """Each text's token ids, contextual token vectors and unit sentence vector, from one forward pass."""
+    def token_outputs(self, texts: Sequence[str], *, batch_size: int | None = None,
+                      purpose: str = "document") -> list[TokenOutput]:
+        """Each text's token ids, contextual token vectors and unit sentence vector, from one forward pass
+        (a sentence-transformers model has one role: ``purpose`` changes nothing)."""
         model, lock = self._model()
         with lock:
             model.use_threads(self.threads)
@@ -186,7 +188,8 @@ class LocalEmbedder:
         """The word pieces of token ids."""
         return self._model()[0].pieces(ids)
 
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def embed_with_tokens(self, texts: Sequence[str], purpose: str = "document"
+                          ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Sentence vectors and each text's contextual token vectors (without [CLS]/[SEP]),
         from one forward pass."""
         outputs = self.token_outputs(texts)

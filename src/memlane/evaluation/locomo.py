@@ -1,12 +1,13 @@
-"""``memlane eval locomo``: evidence recall over LoCoMo dialog turns.
+"""``memlane eval locomo``: evidence recall over LoCoMo dialog turns, stored the way a user stores them.
 
-Every turn is stored verbatim as one memory (``"{speaker}: {text}"`` plus the
-image caption when present) with metadata ``dia_id`` and ``session_date``,
-scoped to its conversation; each question is searched inside its conversation
-and recall@k = |evidence ∩ top-k turns| / |evidence|, averaged over questions
-with evidence. Categories: 1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop, 5 adversarial; "overall" is 1–4. Data format:
-``../shared/eval/README.md``.
+Each session is one ``add`` of its turns as chat messages named by their speaker (the image caption,
+when a turn shares one, after its text), with the session's time (``created_at``: the session's
+start, a second per turn), ``infer=False``, in the conversation's own user scope, with the
+configuration under test (the default one unless told otherwise). Each question is searched inside its
+conversation, and recall@k = |evidence ∩ top-k turns| / |evidence|, averaged over questions with
+evidence. Modes: ``default`` (the search a user gets without flags), ``vector``, ``hybrid`` (keywords
+and vectors), ``full`` (hybrid and rerank). Categories: 1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop, 5 adversarial; "overall" is 1–4. Data format: ``../shared/eval/README.md``.
 """
 
 from __future__ import annotations
@@ -19,21 +20,20 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from memlane.memory import Memory
-from memlane.core.models import NewMemory
 
-MODES = {
-    "vector": {},
-    "hybrid": {"keyword_search": True},
-    "full": {"keyword_search": True, "rerank": True},
+#: the stages each mode asks for; ``default`` asks for none (the configured defaults decide)
+MODES: dict[str, dict[str, bool]] = {
+    "default": {},
+    "vector": {"keyword_search": False, "rerank": False, "filter_memories": False},
+    "hybrid": {"keyword_search": True, "rerank": False, "filter_memories": False},
+    "full": {"keyword_search": True, "rerank": True, "filter_memories": False},
 }
-#: How turns are indexed for this benchmark: with their session date and the previous turn as context.
-RETRIEVAL_SETTINGS = {"embed_metadata": ["session_date"], "context_messages": 1, "store_token_vectors": True}
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:
@@ -54,7 +54,7 @@ def turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
         date = conversation.get(f"{key}_date_time", "")
         start = session_time(date)
         for index, turn in enumerate(conversation[key]):
-            text = f"{turn['speaker']}: {turn['text']}"
+            text = turn["text"]
             if turn.get("blip_caption"):
                 text += f" [image: {turn['blip_caption']}]"
             created = (start + timedelta(seconds=index)).isoformat() if start else None
@@ -75,7 +75,7 @@ def evidence_ids(evidence: Sequence[str]) -> set[str]:
 
 
 def run(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] = (1, 5, 10, 25, 50),
-        mode: str = "vector") -> dict[str, Any]:
+        mode: str = "default") -> dict[str, Any]:
     """One mode's report; search latency includes embedding each question."""
     return run_modes(memory, data, ks=ks, modes=(mode,))[mode]
 
@@ -95,33 +95,32 @@ class Loaded:
     scopes: dict[str, str]
     questions: list[Question]
     unmatched: int
+    #: memory id -> the dialog turn it stores
+    turn_of: dict[str, str] = field(default_factory=dict)
 
 
 def load_conversations(memory: Memory, data: list[dict[str, Any]]) -> Loaded:
-    """Store every turn of every conversation (once; embedding the turns is the slow part)."""
+    """Store every conversation through ``add``, a session a call (once; embedding is the slow part)."""
     scopes: dict[str, str] = {}
     questions: list[Question] = []
     unmatched = 0
-    window = memory.config.retrieval.context_messages
+    turn_of: dict[str, str] = {}
     for sample in data:
         scope = scopes[sample["sample_id"]] = f"locomo-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
         conversation = turns(sample["conversation"])
-        drafts = [
-            NewMemory(text=t["text"], user_id=scope, actor_id=t["speaker"], created_at=t["created_at"], updated_at=t["created_at"],
-                      metadata={"dia_id": t["dia_id"], "session_date": t["session_date"], "session": t["session"]},
-                      context=" ".join(p["text"] for p in conversation[max(0, i - window):i]
-                                       if p["session"] == t["session"]) if window else None)
-            for i, t in enumerate(conversation)
-        ]
-        for start in range(0, len(drafts), 256):
-            memory.insert(drafts[start:start + 256])
+        for _, session in itertools.groupby(conversation, key=lambda t: t["session"]):
+            session = list(session)
+            added = memory.add([{"role": "user", "content": t["text"], "name": t["speaker"],
+                                 **({"created_at": t["created_at"]} if t["created_at"] else {})} for t in session],
+                               user_id=scope, infer=False)
+            turn_of.update((r["id"], t["dia_id"]) for r, t in zip(added["results"], session))
         known = {t["dia_id"] for t in conversation}
         for qa in sample["qa"]:
             wanted = evidence_ids(qa.get("evidence", []))
             unmatched += len(wanted - known)
             if wanted & known:
                 questions.append(Question(sample["sample_id"], str(qa["category"]), qa["question"], wanted & known))
-    return Loaded(scopes, questions, unmatched)
+    return Loaded(scopes, questions, unmatched, turn_of)
 
 
 def search_all(memory: Memory, loaded: Loaded, mode: str, depth: int) -> tuple[list[list[str]], list[float]]:
@@ -132,7 +131,7 @@ def search_all(memory: Memory, loaded: Loaded, mode: str, depth: int) -> tuple[l
         hits = memory.search(question.text, user_id=loaded.scopes[question.conversation], limit=depth,
                              **MODES[mode])["results"]
         latencies.append(time.perf_counter() - started)
-        ranked.append([hit["metadata"]["dia_id"] for hit in hits])
+        ranked.append([loaded.turn_of.get(hit["id"], "") for hit in hits])
     return ranked, latencies
 
 
@@ -142,7 +141,7 @@ def recalls(loaded: Loaded, ranked: list[list[str]], ks: Sequence[int]) -> list[
 
 
 def run_modes(memory: Memory, data: list[dict[str, Any]], *, ks: Sequence[int] = (1, 5, 10, 25, 50),
-              modes: Sequence[str] = ("vector",)) -> dict[str, dict[str, Any]]:
+              modes: Sequence[str] = ("default",)) -> dict[str, dict[str, Any]]:
     """A report per mode, from one insertion of each conversation (embedding the turns is the slow
     part). With several modes every question is embedded before the searches are timed, so that
     all modes' ``search_ms`` exclude it alike (``search_ms_includes_embedding`` says which)."""
@@ -180,7 +179,7 @@ def settings_grid(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 
 def cross_validate(memory: Memory, data: list[dict[str, Any]], *, grid: dict[str, list[Any]] | None = None,
-                   mode: str = "full", ks: Sequence[int] = (1, 5, 10, 25, 50), select_k: int = 10) -> dict[str, Any]:
+                   mode: str = "default", ks: Sequence[int] = (1, 5, 10, 25, 50), select_k: int = 10) -> dict[str, Any]:
     """Leave-one-conversation-out tuning: for each conversation, the settings of ``grid`` with the best
     overall R@``select_k`` on the other conversations, measured on it. Reports the held-out figures
     (pooled over all questions, and the mean of the folds) next to the all-conversations figures of

@@ -14,7 +14,8 @@ Chinese, the cue words work in both), so "what food does alice like" ranks
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -51,14 +52,18 @@ def _named(key: str, query: str) -> bool:
     return key in query
 
 
+def _same(x: Any) -> Any:
+    return x
+
+
 def match_entities(query: str, vector: np.ndarray, entities: Sequence[Entity], *, user_keys: set[str],
-                   threshold: float) -> dict[str, float]:
-    """Entity id -> match score in [0, 1]."""
+                   threshold: float, similarity: Callable[[Any], Any] = _same) -> dict[str, float]:
+    """Entity id -> match score in [0, 1]; ``similarity`` puts the model's cosines on the common scale."""
     normal = normalize(query)
     first_person = bool(_FIRST_PERSON.search(query))
     # vectors of another embedder (before ``Memory.reembed``) are ignored: names still match
     with_vectors = [e for e in entities if e.vector is not None and len(e.vector) == len(vector)]
-    cosines = (np.stack([e.vector for e in with_vectors]) @ vector).tolist() if with_vectors else []
+    cosines = similarity(np.stack([e.vector for e in with_vectors]) @ vector).tolist() if with_vectors else []
     similarity = {e.id: c for e, c in zip(with_vectors, cosines)}
     matched: dict[str, float] = {}
     for e in entities:
@@ -70,7 +75,8 @@ def match_entities(query: str, vector: np.ndarray, entities: Sequence[Entity], *
 
 
 def score_relations(query: str, vector: np.ndarray, relations: Sequence[Relation], matched: dict[str, float], *,
-                    threshold: float, limit: int) -> list[tuple[Relation, float]]:
+                    threshold: float, limit: int, similarity: Callable[[Any], Any] = _same
+                    ) -> list[tuple[Relation, float]]:
     """The relations touching matched entities, best first, with their scores."""
     query = query.casefold()
     scored = []
@@ -79,7 +85,7 @@ def score_relations(query: str, vector: np.ndarray, relations: Sequence[Relation
         if entity <= 0:
             continue
         usable = r.vector is not None and len(r.vector) == len(vector)
-        meaning = max(0.0, float(r.vector @ vector)) if usable else 0.0
+        meaning = max(0.0, float(similarity(float(r.vector @ vector)))) if usable else 0.0
         score = 0.5 * entity + 0.3 * meaning + 0.2 * cue(r.relationship, query)
         if score >= threshold:
             scored.append((r, score))

@@ -98,8 +98,10 @@ class GraphMemory:
             return Entity(id=new_id(), name=name, key=key, created_at=now, updated_at=now, vector=vector, **exact)
 
         resolution = resolve.resolve(names, name_vectors, self.store.graph_entities(exact), make=make,
-                                     merge_threshold=self.settings.merge_threshold,
-                                     acronym_threshold=self.settings.acronym_threshold)
+                                     merge_threshold=self.embeddings.raw_threshold(self.settings.merge_threshold,
+                                                                                   "document"),
+                                     acronym_threshold=self.embeddings.raw_threshold(self.settings.acronym_threshold,
+                                                                                     "document"))
         proposed = []
         for t in triples:
             source = resolution.by_name[user_name if t.source == USER else t.source]
@@ -151,12 +153,13 @@ class GraphMemory:
             return []
         user_keys = {resolve.normalize(scope["user_id"])} if scope.get("user_id") else {"user"}
         matched = lookup.match_entities(query, vector, entities, user_keys=user_keys,
-                                        threshold=self.settings.entity_threshold)
+                                        threshold=self.settings.entity_threshold, similarity=self.embeddings.similarity)
         if not matched:
             return []
         relations = self.store.graph_relations(scope, include_invalid=include_invalid, as_of=as_of,
                                                entity_ids=list(matched))
         scored = lookup.score_relations(query, vector, relations, matched, threshold=self.settings.relation_threshold,
+                                        similarity=self.embeddings.similarity,
                                         limit=self.settings.max_relations)
         return [r.to_hit(score) for r, score in scored]
 

@@ -21,11 +21,12 @@ from typing import Any
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.embeddings import Embedder, create_embedder
+from memlane.embeddings import choice as embedder_choice
 from memlane.core.errors import FilterError, InvalidInputError
 from memlane.hosting.keys import tenant_name
 from memlane.memory import Memory
 from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_database,
-                           sqlite_path)
+                           recorded_embedders, sqlite_path)
 
 __all__ = ["DEFAULT_TENANT", "Tenants", "widens_scope"]
 
@@ -65,7 +66,9 @@ class Tenants:
         if self.postgres is not None:
             self.postgres.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
         self._database = None  # the pool shared by every tenant's PostgreSQL store, opened on first use
-        self.embedder = embedder or create_embedder(self.config.embedder)
+        # one model for the deployment: the configured one, else the one its stores were filled with
+        self.embedder = embedder or create_embedder(
+            embedder_choice.spec_for(self.config, recorded_embedders(self.config, self.home)))
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
 

@@ -100,9 +100,9 @@ def fingerprint(call: AddCall) -> str:
 
 def request(call: AddCall) -> dict[str, Any]:
     """What completing the add needs besides its messages (those are stored), as JSON."""
-    return {"ids": call.ids, "messages": [[m.role, m.content, m.name] for m in call.messages],
+    return {"ids": call.ids, "messages": [[m.role, m.content, m.name, m.created_at] for m in call.messages],
             "metadata": call.metadata, "promoted": call.promoted, "infer": call.infer,
-            "memory_type": call.memory_type, "expires": call.expires}
+            "memory_type": call.memory_type, "expires": call.expires, "said_at": call.said_at}
 
 
 class Adds:
@@ -131,12 +131,12 @@ class Adds:
             self.store.apply(ChangeSet(messages=kept, journal=record))
         except AddKeyTaken:  # a concurrent call with the same key journaled first
             return self.add(call, key)
-        return self.complete(record, call)
+        return self.complete(record, call, [m.created_at for m in kept])
 
     def journal_record(self, call: AddCall, key: str | None) -> tuple[AddRecord, list[MessageRecord]]:
         now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=now, name=m.name, **call.ids)
-                for m in call.messages]
+        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **call.ids)
+                for m, at in zip(call.messages, call.times(now))]
         body = request(call)
         del body["messages"]  # stored as the messages themselves
         record = AddRecord(id=new_id(), fingerprint=fingerprint(call), request=body,
@@ -144,11 +144,14 @@ class Adds:
                            lease_until=_later(LEASE), **call.ids)
         return record, kept
 
-    def complete(self, record: AddRecord, call: AddCall | None = None) -> dict[str, Any]:
-        """Form a journaled add and write what it formed with its outcome (``call``: the request, when
-        known; else read back from the record and its stored messages)."""
-        call = call or self._call(record)
-        outcome, changes = self._form(call, record.message_ids)
+    def complete(self, record: AddRecord, call: AddCall | None = None, times: list[str] | None = None
+                 ) -> dict[str, Any]:
+        """Form a journaled add and write what it formed with its outcome (``call``: the request and
+        ``times`` when its messages were said, when known; else read back from the record and its
+        stored messages)."""
+        if call is None or times is None:
+            call, times = self._call(record)
+        outcome, changes = self._form(call, record.message_ids, times)
         changes.done = AddDone(record.id, outcome)
         try:
             self.store.apply(changes)
@@ -224,32 +227,35 @@ class Adds:
             record = found
         return record.outcome or {}
 
-    def _call(self, record: AddRecord) -> AddCall:
+    def _call(self, record: AddRecord) -> tuple[AddCall, list[str]]:
+        """A journaled add's request, and when each of its messages was said, from its stored messages."""
         ids = list(record.message_ids)
         where = flt.Compare(flt.Field(column="id"), "in", tuple(ids))
-        stored = {m.id: m for m in self.store.messages(where, len(ids))}
+        stored = [m for m in ({m.id: m for m in self.store.messages(where, len(ids))}.get(i) for i in ids) if m]
         body = record.request
-        messages = [Message(role=stored[i].role, content=stored[i].content, name=stored[i].name)
-                    for i in ids if i in stored]
-        return AddCall(ids=body["ids"], messages=messages, metadata=body["metadata"], promoted=body["promoted"],
-                       infer=body["infer"], memory_type=body["memory_type"], expires=body["expires"])
+        messages = [Message(role=m.role, content=m.content, name=m.name) for m in stored]
+        call = AddCall(ids=body["ids"], messages=messages, metadata=body["metadata"], promoted=body["promoted"],
+                       infer=body["infer"], memory_type=body["memory_type"], expires=body["expires"],
+                       said_at=body.get("said_at"))
+        return call, [m.created_at for m in stored]
 
-    def _form(self, call: AddCall, message_ids: list[str]) -> tuple[dict[str, Any], ChangeSet]:
-        """What the add writes besides its messages, and its outcome (``Memory.add``'s result)."""
+    def _form(self, call: AddCall, message_ids: list[str], times: list[str]) -> tuple[dict[str, Any], ChangeSet]:
+        """What the add writes besides its messages, and its outcome (``Memory.add``'s result); ``times``:
+        when each message was said."""
         outcome: dict[str, Any] = {"results": [], "status": "ok", "facts": [], "unchanged": [],
                                    "message_ids": message_ids}
         if call.memory_type == "procedural":
             try:
-                drafts = self.formation.procedural(call, message_ids)
+                drafts = self.formation.procedural(call, message_ids, max(times))
             except FormationFailed as exc:
                 return {**outcome, "status": "failed", "reason": str(exc)}, ChangeSet()
         elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids)
+            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids, times)
         else:
             graph = GraphChanges()
             if self.graph is not None:  # relations are written with the memories, or alone when formation fails
                 graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            return outcome, self.formation.form(call, message_ids, outcome, graph) or ChangeSet()
+            return outcome, self.formation.form(call, message_ids, outcome, graph, max(times)) or ChangeSet()
         records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
         outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
         return outcome, ChangeSet(inserts=records)

@@ -26,7 +26,8 @@ def find(store: Any, embeddings: Any, facts: Sequence[Fact], vectors: np.ndarray
          *, labelled: bool) -> Candidates:
     """``vectors``: the facts' vectors as stored; ``labelled``: whether any differs from its bare text's."""
     if not labelled:
-        return Candidates(*store.similar(vectors, where, top_k))
+        records, similarity = store.similar(vectors, where, top_k)
+        return Candidates(records, embeddings.similarity(similarity, "document"))
     pool, _ = store.similar(vectors, where, top_k * SAID_POOL)
     return said_candidates(embeddings, facts, pool, top_k)
 
@@ -38,6 +39,6 @@ def said_candidates(embeddings: Any, facts: Sequence[Fact], pool: Sequence[Memor
     if not pool:
         return Candidates([], np.zeros((len(facts), 0), dtype=np.float32))
     said = embeddings.statements([f.text for f in facts] + [m.text for m in pool])
-    similarity = said[:len(facts)] @ said[len(facts):].T
+    similarity = embeddings.similarity(said[:len(facts)] @ said[len(facts):].T, "document")
     columns = list(dict.fromkeys(int(j) for row in similarity for j in np.argsort(-row, kind="stable")[:top_k]))
     return Candidates([pool[j] for j in columns], similarity[:, columns])

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlane.core import filters as flt
-from memlane.core import timeutil, validation
+from memlane.core import validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import ChangeSet
 from memlane.core.config import MemoryConfig
@@ -38,23 +38,27 @@ class Formation:
         self.store = store
         self.engine = engine
 
-    def procedural(self, call: AddCall, message_ids: list[str]) -> list[NewMemory]:
-        """The agent's procedure, summarised by the engine (raises ``FormationFailed``)."""
+    def procedural(self, call: AddCall, message_ids: list[str], said_at: str) -> list[NewMemory]:
+        """The agent's procedure, summarised by the engine (raises ``FormationFailed``); ``said_at``: the
+        time of the last message."""
         summary = self.engine.summarize_procedure(call.messages)
         promoted = call.promoted
         return [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
                           memory_type="procedural", metadata=call.metadata, source_message_ids=message_ids,
-                          role="assistant", actor_id=promoted.get("actor_id"), **call.expiry, **call.ids)]
+                          role="assistant", actor_id=promoted.get("actor_id"), created_at=said_at,
+                          updated_at=said_at, **call.expiry, **call.ids)]
 
-    def verbatim(self, call: AddCall, message_ids: list[str]) -> tuple[list[NewMemory], list[dict[str, str]]]:
-        """One memory a message, and the system messages skipped (``[{"message_id", "reason"}]``)."""
+    def verbatim(self, call: AddCall, message_ids: list[str], times: list[str]
+                 ) -> tuple[list[NewMemory], list[dict[str, str]]]:
+        """One memory a message (said at ``times[i]``), and the system messages skipped
+        (``[{"message_id", "reason"}]``)."""
         window = self.config.retrieval.context_messages
         received, promoted = call.messages, call.promoted
         drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
                       metadata=call.metadata, memory_type=call.memory_type, source_message_ids=[message_ids[i]],
                       context=" ".join(p.content for p in received[max(0, i - window):i]) if window else None,
-                      **call.expiry, **call.ids)
+                      created_at=times[i], updated_at=times[i], **call.expiry, **call.ids)
             for i, m in enumerate(received) if m.role != "system"
         ]
         skipped = [{"message_id": message_ids[i], "reason": offline_extract.SYSTEM}
@@ -62,11 +66,12 @@ class Formation:
         return drafts, skipped
 
     def form(self, call: AddCall, message_ids: list[str], outcome: dict[str, Any],
-             graph: GraphChanges) -> ChangeSet | None:
+             graph: GraphChanges, said_at: str) -> ChangeSet | None:
         """Extract facts, find the memories near them, decide, and plan every decision; ``outcome`` gets
         the add's report (results, unchanged, skipped, or status "failed" and the reason). Returns what
         to write: the decisions with the add's ``graph`` changes; when nothing is formed the graph
-        changes alone, or None when there are none."""
+        changes alone, or None when there are none. ``said_at``: when the conversation was said (its last
+        message): the time of every change it makes."""
         received, ids, metadata, promoted = call.messages, call.ids, call.metadata, call.promoted
         agent_facts = "agent_id" in ids and "user_id" not in ids
 
@@ -94,9 +99,10 @@ class Formation:
         except FormationFailed as exc:
             outcome.update(status="failed", reason=str(exc))
             return ChangeSet(graph=graph) if graph else None
-        context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=timeutil.now_iso(), hash=text_hash,
+        context = Context(scope=ids, metadata=metadata, message_ids=message_ids, now=said_at, hash=text_hash,
                           actor_id=promoted.get("actor_id", speaker.name), role=promoted.get("role", speaker.role),
                           memory_type=call.memory_type, expires=call.expires,
+                          said=call.said_at is not None or any(m.created_at for m in received),
                           revised_vector=lambda record, change: records.revised_vector(record, change, self.embeddings,
                                                                                        settings))
         outcome_plan = plan(decisions, facts, vectors, candidates, context,

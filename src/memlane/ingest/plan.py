@@ -19,7 +19,9 @@ from memlane.core.models import MemoryRecord
 from memlane.core.changes import EXPIRED, ChangeSet, Invalidate, Update
 
 
-#: the ``invalid_reason`` of a memory added with an expiration date (valid until its ``valid_to``)
+#: the ``invalid_reason`` of a fact older than the memory it would have changed (an old conversation
+#: imported after newer ones): it is kept as what was true until that memory was said
+SUPERSEDED = "superseded"
 
 
 @dataclass
@@ -36,6 +38,9 @@ class Context:
     memory_type: str | None = None  # forced by the caller, else the fact's own type
     #: when the memories added expire (``add(expiration_date=)``): their ``valid_to``
     expires: str | None = None
+    #: whether ``now`` is a time the caller gave (``add(timestamp=)``): memories it ends end then; else
+    #: the store's clock ends them (so a server whose clock runs ahead cannot leave one valid a moment)
+    said: bool = False
     #: a known memory's new vector under an update, or None when what it is embedded as does not change
     #: (``ingest/records.py`` ``revised_vector``); unset: vectors are left as they are
     revised_vector: Callable[[MemoryRecord, Update], np.ndarray | None] | None = None
@@ -128,6 +133,31 @@ def plan(
             if gained:
                 out.tagged_facts.add(d.fact)
 
+    def older_than(d: Decision) -> MemoryRecord | None:
+        """The memory a change would touch when it was said after this conversation (None otherwise)."""
+        if d.event in ("UPDATE", "DELETE") and known[d.target].updated_at > context.now:
+            return known[d.target]
+        return None
+
+    def keep_as_past(d: Decision, newer: MemoryRecord) -> None:
+        """An old conversation's change of a newer memory: the fact is what was true until then."""
+        text = d.text if d.event == "UPDATE" else (facts[d.fact].text if d.fact is not None else "")
+        if not text.strip():
+            out.ignored.append(f"{d.event} of memory {newer.id} said before it, without a text to keep")
+            return
+        record = MemoryRecord(
+            id=new_id(), text=text, hash=context.hash(text), created_at=context.now, updated_at=context.now,
+            actor_id=actor(d), role=context.role, metadata=dict(context.metadata),
+            memory_type=context.memory_type or d.memory_type or "fact", source_message_ids=sources(d),
+            vector=vector(d) if d.event == "UPDATE" else embed([text], [actor(d)])[0],
+            # true until the newer memory began (or, said after it began, until its current text was said)
+            valid_to=newer.created_at if newer.created_at > context.now else newer.updated_at,
+            invalid_reason=SUPERSEDED, superseded_by=newer.id, **context.scope)
+        out.changes.inserts.append(record)
+        out.results.append({"id": record.id, "memory": text, "event": "ADD", "valid_to": record.valid_to,
+                            "superseded_by": newer.id})
+        changed(d)
+
     added_for_fact: dict[int, str] = {}
     for d in accepted:
         if d.event != "ADD":
@@ -145,7 +175,10 @@ def plan(
         if d.fact is not None:
             added_for_fact.setdefault(d.fact, record.id)
     for d in accepted:
-        if d.event == "UPDATE":
+        newer = older_than(d)
+        if newer is not None:
+            keep_as_past(d, newer)
+        elif d.event == "UPDATE":
             old = known[d.target]
             if d.text == old.text:
                 known_already(d, old)
@@ -159,7 +192,8 @@ def plan(
             old = known[d.target]
             out.changes.invalidations.append(Invalidate(
                 id=old.id, reason=d.reason or "contradicted", actor_id=actor(d), role=context.role,
-                superseded_by=added_for_fact.get(d.fact) if d.fact is not None else None))
+                superseded_by=added_for_fact.get(d.fact) if d.fact is not None else None,
+                at=context.now if context.said else None))
             out.results.append({"id": old.id, "memory": old.text, "event": "DELETE"})
             changed(d)
         elif d.event == "NONE":

@@ -58,8 +58,10 @@ class Maintainer:
     def merge(self, where: Node, threshold: float, dry_run: bool, progress: plans.Progress | None) -> dict[str, Any]:
         """Merge the near-duplicates of ``where`` (cosine >= ``threshold``); returns the report."""
         records, matrix = self.store.with_vectors(where)
-        pairs = [(i, j, s) for i, j, s in similar_pairs(matrix, threshold)  # two speakers' memories stay apart
-                 if speakers.may_reconcile(records[i].actor_id, records[j].actor_id)]
+        # the threshold and the pairs' similarities on the common scale (a model's raw cosines are not)
+        pairs = [(i, j, self.embeddings.similarity(s, "document"))
+                 for i, j, s in similar_pairs(matrix, self.embeddings.raw_threshold(threshold, "document"))
+                 if speakers.may_reconcile(records[i].actor_id, records[j].actor_id)]  # two speakers stay apart
 
         def write(older: str, newer: str, similarity: float) -> str | None:
             text = self.engine.merge(older, newer, similarity)

@@ -52,7 +52,8 @@ Limit = Annotated[Any, Field(
 
 
 Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
-                                                      '"content": "...", "name"?: "..."}')]
+                                                      '"content": "...", "name"?: "...", "created_at"?: when it was '
+                                                      'said (Unix seconds or ISO-8601)}')]
 Conversation = Annotated[Optional[Union[str, list[Message]]], Field(
     description="the conversation so far: a list of messages, oldest first (or one string, a user message); "
                 "empty or missing: no search")]
@@ -87,6 +88,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
             description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
         expiration_date: Annotated[Optional[str], Field(
             description="ISO-8601 date or datetime in the future: the memories added expire then")] = None,
+        timestamp: Annotated[Optional[Union[int, float, str]], Field(
+            description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now); "
+                        "a message may carry its own created_at")] = None,
         idempotency_key: Annotated[Optional[str], Field(
             description="a unique key for this add (e.g. a UUID): calling again with it returns the first "
                         "call's result instead of storing anything twice")] = None,
@@ -100,7 +104,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         caller = resolve(ctx)
         return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                                               metadata=metadata, infer=infer, memory_type=memory_type,
-                                              expiration_date=expiration_date, idempotency_key=idempotency_key))
+                                              expiration_date=expiration_date, timestamp=timestamp,
+                                              idempotency_key=idempotency_key))
 
     @server.tool(annotations=read_only)
     def search_memories(

@@ -169,11 +169,11 @@ def _ms(start: float) -> float:
 def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
                memory_type: str | None = None, expiration_date: str | None = None,
-               idempotency_key: str | None = None) -> dict[str, Any]:
+               timestamp: Any = None, idempotency_key: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            expiration_date=expiration_date, idempotency_key=idempotency_key, **scope),
-                  caller)
+                                            expiration_date=expiration_date, timestamp=timestamp,
+                                            idempotency_key=idempotency_key, **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 

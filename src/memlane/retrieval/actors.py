@@ -10,14 +10,15 @@ people, as mem0 records it). When the query names an actor of the scope
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from memlane.core import filters as flt
+from memlane.core.models import MemoryRecord
 from memlane.core.query import Query
 from memlane.retrieval.candidates import Candidate, minmax
-from memlane.store import Store
 
 
 def named_actors(text: str, actors: set[str]) -> set[str]:
@@ -36,9 +37,10 @@ def name_forms(text: str) -> list[str]:
     return list(forms)
 
 
-def join(store: Store, query: Query, where: flt.Node, candidates: list[Candidate],
-         pool: int) -> tuple[list[Candidate], set[str], dict[str, Any]]:
-    """The pool with the named actors' nearest memories added (vector candidates, scored by cosine).
+def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]], query: Query, where: flt.Node,
+         candidates: list[Candidate], pool: int) -> tuple[list[Candidate], set[str], dict[str, Any]]:
+    """The pool with the named actors' nearest memories added (vector candidates, scored by cosine;
+    ``search(vector, where, limit)`` is the vector search, cosines on the common scale).
     An actor is named when the query spells its id as one word (looked up in the store, so an actor
     outside the pool is found too) or, for ids of several words, when it is among the candidates'.
     A pool in which no memory has an actor skips the lookup: the scope keeps no speakers."""
@@ -49,7 +51,7 @@ def join(store: Store, query: Query, where: flt.Node, candidates: list[Candidate
     named = named_actors(query.text, actors)
     names = sorted(set(name_forms(query.text)) | named)
     scoped = flt.conjoin(where, flt.Compare(flt.Field(column="actor_id"), "in", names)) if names else None
-    hits = store.search(query.vector, scoped, pool, None) if scoped is not None else []
+    hits = search(query.vector, scoped, pool) if scoped is not None else []
     named |= {record.actor_id for record, _ in hits if record.actor_id}
     added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
     merged = sorted(candidates + added, key=lambda c: -c.score)

@@ -46,6 +46,19 @@ EVIDENCE_CANDIDATES = 10
 log = logging.getLogger("memlane.retrieval")
 
 
+def readable_scores(candidates: list[Candidate]) -> list[float]:
+    """The score a user reads for each result of an ordered list: on the similarity scale, in [0, 1], never
+    below the result's own similarity to the query and never below the score of a result ranked under it
+    (the stages that put a memory above another found it at least as relevant). Computed from the end:
+    ``score[i] = max(similarity[i], score[i + 1])``, a negative similarity counting as 0."""
+    shown = [0.0] * len(candidates)
+    floor = 0.0
+    for i in range(len(candidates) - 1, -1, -1):
+        floor = max(floor, min(1.0, max(0.0, candidates[i].cosine)))
+        shown[i] = round(floor, 6)
+    return shown
+
+
 class Searcher:
     """Runs searches over one store with one embedder; the reranker and the judge's LLM are made
     on first use."""
@@ -107,10 +120,22 @@ class Searcher:
 
     def _standard(self, query: Query, where: flt.Node, limit: int, threshold: float | None,
                   as_of: Moment) -> list[dict[str, Any]]:
-        """The plain vector search: cosine similarity, ``score`` is the cosine."""
-        hits = self.store.search(query.vector, where, limit, threshold)
+        """The plain vector search: ``score`` is the cosine on the common scale (``Embeddings.similarity``),
+        0 for a negative one."""
+        hits = self.store.search(query.vector, where, limit, self.embeddings.raw_threshold(threshold))
         records = self.as_of([record for record, _ in hits], as_of)
-        return [record.to_item(score) for record, (_, score) in zip(records, hits)]
+        return [record.to_item(round(max(0.0, self.embeddings.similarity(score)), 6))
+                for record, (_, score) in zip(records, hits)]
+
+    def _vector_hits(self, vector: Any, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float]]:
+        """The store's nearest memories with their cosines on the common scale."""
+        return [(record, self.embeddings.similarity(cosine)) for record, cosine in
+                self.store.search(vector, where, limit, None)]
+
+    def _keyword_hits(self, query: Query, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        """The store's keyword matches: (record, BM25, cosine on the common scale)."""
+        return [(record, bm25, self.embeddings.similarity(cosine)) for record, bm25, cosine in
+                self.store.keyword_search(query, query.vector, where, limit)]
 
     def _advanced(self, trace: Trace, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
                   threshold: float | None, as_of: Moment) -> list[dict[str, Any]]:
@@ -120,15 +145,15 @@ class Searcher:
         pool = max(limit, settings.candidates)
         with trace.stage("vector", fatal=True):
             query = self.query(text, flags)
-            candidates = [Candidate(r, s, score=s) for r, s in self.store.search(query.vector, where, pool, None)]
+            candidates = [Candidate(r, s, score=s) for r, s in self._vector_hits(query.vector, where, pool)]
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                candidates, named, found = actors.join(self.store, query, where, candidates, pool)
+                candidates, named, found = actors.join(self._vector_hits, query, where, candidates, pool)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
-                hits = self.store.keyword_search(query, query.vector, where, pool)
+                hits = self._keyword_hits(query, where, pool)
                 stage["matches"] = len(hits)
                 candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
                                          method=settings.fusion, keyword_weight=settings.keyword_weight,
@@ -143,8 +168,6 @@ class Searcher:
         if named:
             with trace.stage("actor_boost", within="vector"):
                 candidates = actors.boost(candidates, named, settings.actor_weight)
-        if threshold is not None:
-            candidates = [c for c in candidates if c.cosine >= threshold]
         if flags["rerank"] and candidates:
             with trace.stage("rerank") as stage:
                 reranker = self.reranker()
@@ -164,11 +187,15 @@ class Searcher:
                 else:
                     candidates = judge.offline_filter(query, candidates)
                 stage["dropped"] = before - len(candidates)
+        shown = readable_scores(candidates)
+        if threshold is not None:  # the scores never rise down the list: the threshold keeps a prefix
+            kept = sum(1 for s in shown if s >= threshold)
+            candidates, shown = candidates[:kept], shown[:kept]
         records = self.as_of([c.record for c in candidates], as_of)
         results = []
-        for record, c in zip(records, candidates):
-            item = record.to_item(round(c.score, 6))
-            item["scores"] = c.scores()
+        for record, c, score in zip(records, candidates, shown):
+            item = record.to_item(score)
+            item["scores"] = {**c.scores(), "fused": round(c.score, 6)}
             results.append(item)
         return results
 
@@ -203,10 +230,9 @@ class Searcher:
         candidates: list[tuple[MemoryRecord, float]] = []
         for where in pools.values():
             where = flt.conjoin(where, ACTIVE)
-            candidates.extend(self.store.search(vector, where, pool, None))
+            candidates.extend(self._vector_hits(vector, where, pool))
             if keywords.text:
-                candidates.extend((record, cosine) for record, _, cosine in
-                                  self.store.keyword_search(keywords, vector, where, pool))
+                candidates.extend((record, cosine) for record, _, cosine in self._keyword_hits(keywords, where, pool))
         matches = agent_context.score(candidates, terms, semantic_weight=settings.semantic_weight,
                                       min_similarity=settings.min_similarity)
         return agent_context.group(terms, matches, max_results)
@@ -225,12 +251,12 @@ class Searcher:
             if vector is None:
                 has_memories = has_memories or bool(self.store.list(where, 1))
                 continue
-            near = self.store.search(vector, where, EVIDENCE_CANDIDATES, None)
+            near = self._vector_hits(vector, where, EVIDENCE_CANDIDATES)
             has_memories = has_memories or bool(near)
             found.extend(near)
             if terms:
-                found.extend((r, c) for r, _, c in self.store.keyword_search(
-                    Query(" ".join(t.text for t in terms), vector), vector, where, EVIDENCE_CANDIDATES))
+                found.extend((r, c) for r, _, c in self._keyword_hits(
+                    Query(" ".join(t.text for t in terms), vector), where, EVIDENCE_CANDIDATES))
         matched = {t.text for record, _ in found for t in context_terms.matched(terms, record.text)}
         return agent_context.MemoryEvidence(
             has_memories=has_memories, matched_terms=tuple(t.text for t in terms if t.text in matched),

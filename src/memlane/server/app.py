@@ -35,6 +35,8 @@ from memlane import __version__
 from memlane.core import config as config_mod
 from memlane.core.config import HOME_ENV, memlane_home
 from memlane.embeddings import Embedder, create_embedder
+from memlane.embeddings import choice as embedder_choice
+from memlane.store import recorded_embedders
 from memlane.hosting import local_server
 from memlane.hosting.keys import KeyStore
 from memlane.core.scope import DEFAULT_USER_ID
@@ -151,7 +153,8 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     settings = settings or ServerSettings()
     if tenants is None:
         if embedder is None:
-            embedder = create_embedder(config_mod.load(settings.config).embedder)
+            config = config_mod.load(settings.config)
+            embedder = create_embedder(embedder_choice.spec_for(config, recorded_embedders(config, settings.home)))
         if settings.batch_embeddings:
             embedder = BatchingEmbedder(embedder)
         tenants = Tenants(settings.home, settings.config, embedder=embedder)

@@ -77,7 +77,7 @@ def add(body: schemas.PlatformAdd, request: Request,
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
                                          memory_type=body.memory_type, expiration_date=body.expiration_date,
-                                         idempotency_key=idempotency_key, **ids)
+                                         timestamp=body.timestamp, idempotency_key=idempotency_key, **ids)
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
     answer = {**outcome, "status": "SUCCEEDED" if outcome["status"] == "ok" else "FAILED",
               "event_id": str(uuid.uuid4()), "results": results}

@@ -44,7 +44,8 @@ def add_memories(body: schemas.MemoryCreate, request: Request,
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                                       metadata=body.metadata, infer=body.infer, memory_type=body.memory_type,
-                                      expiration_date=body.expiration_date, idempotency_key=idempotency_key)
+                                      expiration_date=body.expiration_date, timestamp=body.timestamp,
+                                      idempotency_key=idempotency_key)
 
 
 @router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")

@@ -51,6 +51,8 @@ class MessageIn(Strict):
     role: Literal["user", "assistant", "system", "tool"] = Field(description="who said it")
     content: Text = Field(description="what was said")
     name: Id = Field(None, description="the speaker's name (becomes actor_id)")
+    created_at: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
+        None, description="when it was said: Unix seconds or ISO-8601 (default: the request's timestamp, else now)")
 
 
 class MemoryCreate(Strict):
@@ -67,6 +69,8 @@ class MemoryCreate(Strict):
     memory_type: Optional[MemoryType] = None
     expiration_date: Optional[str] = Field(None, max_length=64, description="ISO-8601 date or datetime in the "
                                                                              "future: the memories added expire then")
+    timestamp: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
+        None, description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now)")
 
 
 class SearchRequest(Strict):
@@ -138,6 +142,8 @@ class PlatformAdd(Lenient):
     infer: StrictBool = True
     memory_type: Optional[MemoryType] = None
     expiration_date: Optional[str] = Field(None, max_length=64)
+    timestamp: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
+        None, description="when the conversation was said: Unix seconds or ISO-8601 (mem0 platform's name)")
 
 
 class PlatformSearch(Lenient):

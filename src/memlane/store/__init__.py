@@ -16,7 +16,7 @@ from memlane.core.registry import Registry
 from memlane.core.validation import tenant_name
 from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
 
-__all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "SQLiteStoreConfig", "sqlite_path",
+__all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "check_dims", "recorded_embedders", "SQLiteStoreConfig", "sqlite_path",
            "PostgresStoreConfig", "DATABASE_URL_ENV", "DEFAULT_TENANT", "postgres_settings", "postgres_config",
            "postgres_database", "STORES"]
 
@@ -80,8 +80,8 @@ def postgres_settings(config: dict | None) -> PostgresStoreConfig:
     return validate(PostgresStoreConfig, config, "vector_store.config")
 
 
-def _check_dims(configured: Optional[int], dims: int) -> None:
-    if configured is not None and configured != dims:
+def _check_dims(configured: Optional[int], dims: int | None) -> None:
+    if configured is not None and dims is not None and configured != dims:
         raise ConfigError(
             f"vector_store.config.embedding_model_dims is {configured} but the embedder "
             f"produces {dims}-dimensional vectors"
@@ -148,17 +148,67 @@ STORES: Registry[Callable[..., Store]] = Registry(
          "(PostgreSQL with pgvector)")
 
 
-def create_store(config: MemoryConfig, dims: int, tenant: str | None = None, *, home: Path | None = None,
-                 database: Any = None) -> Store:
+def check_dims(config: MemoryConfig, dims: int) -> None:
+    """A ``ConfigError`` when the store's configured ``embedding_model_dims`` is not the embedder's ``dims``."""
+    settings = postgres_config(config)
+    if settings is None and STORES.canonical(config.vector_store.provider) == "sqlite":
+        settings = validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
+    _check_dims(getattr(settings, "embedding_model_dims", None), dims)
+
+
+def recorded_embedders(config: MemoryConfig, home: Path | None = None) -> list[str]:
+    """The embedder names recorded by the stores a deployment (``config`` and ``home``) already has, the
+    default tenant's first; each store is read, never created. Unreadable stores are skipped."""
+    names: list[str] = []
+    settings = postgres_config(config)
+    if settings is not None:
+        try:
+            import psycopg
+
+            with psycopg.connect(settings.resolved_dsn(), connect_timeout=int(settings.connect_timeout)) as con:
+                con.execute(f'SET search_path TO "{settings.schema_name}"')
+                names = [row[0] for row in con.execute(
+                    "SELECT value FROM memlane_meta WHERE key = 'embedder' ORDER BY tenant <> %s, tenant",
+                    (settings.tenant,)).fetchall()]
+        except Exception:  # no such table yet, or no server: nothing recorded that could be read
+            return []
+        return names
+    if STORES.canonical(config.vector_store.provider) != "sqlite":
+        return []
+    import sqlite3
+
+    sqlite = validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
+    first = sqlite_path(sqlite, config.history_db_path, DEFAULT_TENANT, home)
+    others = sorted(first.parent.joinpath("tenants").glob("*.db")) if first.parent.joinpath("tenants").is_dir() else []
+    for file in [first, *others]:
+        if not file.is_file():
+            continue
+        try:
+            con = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                row = con.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            continue
+        if row:
+            names.append(row[0])
+    return names
+
+
+def create_store(config: MemoryConfig, dims: int | None = None, tenant: str | None = None, *,
+                 home: Path | None = None, database: Any = None) -> Store:
     """The store of ``tenant`` (default: the config's PostgreSQL tenant, else ``DEFAULT_TENANT``) that
     ``config`` names. ``home``: where SQLite files live unless configured (``memlane_home()``);
-    ``database``: a ``PostgresDatabase`` shared by several tenants' stores (the server's pool)."""
+    ``database``: a ``PostgresDatabase`` shared by several tenants' stores (the server's pool);
+    ``dims``: the embedder's, checked against a configured ``embedding_model_dims`` (or ``check_dims``
+    later, when the store's recorded model decides the embedder)."""
     provider = "postgres" if postgres_config(config) is not None else config.vector_store.provider
     return STORES.get(provider)(config, dims, tenant, home=home, database=database)
 
 
 @STORES.register("sqlite")
-def _sqlite_store(config: MemoryConfig, dims: int, tenant: str | None, *, home: Path | None = None,
+def _sqlite_store(config: MemoryConfig, dims: int | None, tenant: str | None, *, home: Path | None = None,
                   database: Any = None) -> Store:
     sqlite = validate(SQLiteStoreConfig, config.vector_store.config, "vector_store.config")
     _check_dims(sqlite.embedding_model_dims, dims)
@@ -169,7 +219,7 @@ def _sqlite_store(config: MemoryConfig, dims: int, tenant: str | None, *, home: 
 
 
 @STORES.register("postgres", aliases=("postgresql", "pgvector"))
-def _postgres_store(config: MemoryConfig, dims: int, tenant: str | None, *, home: Path | None = None,
+def _postgres_store(config: MemoryConfig, dims: int | None, tenant: str | None, *, home: Path | None = None,
                     database: Any = None) -> Store:
     settings = postgres_config(config) or postgres_settings(config.vector_store.config)
     _check_dims(settings.embedding_model_dims, dims)

@@ -41,6 +41,9 @@ class Store(Protocol):
     def bind_embedder(self, name: str, dims: int) -> None:
         """Record the embedder filling the store; raise ``EmbedderMismatchError`` if another one did."""
 
+    def bound_embedder(self) -> tuple[str | None, int | None]:
+        """The recorded embedder's name and dimensions (None before one is bound)."""
+
     def apply(self, changes: ChangeSet) -> None:
         """Write atomically; ``MemoryNotFoundError`` (and nothing written) if an update or delete names no memory."""
 

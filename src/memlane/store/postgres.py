@@ -192,6 +192,25 @@ SIZE_CLASS_SECONDS = 30.0
 #: scopes whose class is remembered (the table is emptied when full)
 SIZE_CLASS_ENTRIES = 10_000
 
+def reindex_keywords(con: psycopg.Connection, batch: int = 2000) -> int:
+    """Compute the keyword terms of every memory whose text is not all printable ASCII again (the
+    analyzer changed for those only); returns how many. Each batch is its own transaction."""
+    con.adapters.register_dumper(Tsvector, TsvectorDumper)
+    done, last = 0, 0
+    while True:
+        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id FROM memlane_memories"
+                           " WHERE seq > %s AND text ~ '[^ -~]' ORDER BY seq LIMIT %s", (last, batch)).fetchall()
+        if not rows:
+            return done
+        with con.transaction():
+            cur = con.cursor()
+            cur.executemany("UPDATE memlane_memories SET terms = %s, nterms = %s WHERE seq = %s",
+                            [(*_terms(text, user, agent, run, keywords.scope_token("tenant", tenant)), seq)
+                             for seq, tenant, text, user, agent, run in rows])
+        done += len(rows)
+        last = rows[-1][0]
+
+
 class PostgresDatabase:
     """A connection pool to one database (and schema), with the memlane schema brought up to date.
 
@@ -217,7 +236,9 @@ class PostgresDatabase:
                         f"the memlane schema in {self.location} is at version {version}, this memlane needs "
                         f"{schema.VERSION}; run `memlane db upgrade` (or enable automatic migrations)"
                     )
-                schema.migrate(con)
+                before, after = schema.migrate(con)
+                if before < schema.KEYWORD_ANALYZER_2 <= after:
+                    reindex_keywords(con)
         self.casefold = casefold_sql(self.server_version)
         self.pool = psycopg_pool.ConnectionPool(
             dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, open=False,

@@ -288,6 +288,12 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memlane_doc_pages_terms ON memlane_doc_pages USING gin (terms)",
         "CREATE INDEX memlane_doc_pages_unindexed ON memlane_doc_pages (tenant) WHERE nterms IS NULL",
     ],
+    # keyword analyzer 2 (text/keywords.py): pages whose text is not all printable ASCII are indexed
+    # again by the document store (nterms NULL); memories by ``PostgresDatabase`` right after this
+    # migration (their terms are computed in Python: ``reindex_keywords``)
+    [
+        "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'",  # _REINDEX
+    ],
     # the add journal (store/sql_adds.py): each add's request, messages, idempotency key and outcome,
     # pending between the transaction keeping its messages and the one writing what they formed
     [
@@ -314,6 +320,11 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memlane_adds_done ON memlane_adds (tenant, updated_at) WHERE status = 'done'",
     ],
 ]
+
+_REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
+#: the schema version whose migration changed the keyword analyzer: a database brought past it has its
+#: memories' keyword terms computed again (``PostgresDatabase``, ``reindex_keywords``)
+KEYWORD_ANALYZER_2 = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _REINDEX in steps)
 
 VERSION = len(MIGRATIONS)
 

@@ -159,6 +159,10 @@ class SqlMemoryStore(SqlGraph, SqlAddJournal):
         self._bound(dims)
         self.dims = dims
 
+    def bound_embedder(self) -> tuple[str | None, int | None]:
+        rows = self._run(lambda con: self._meta(con, ("embedder", "dims")))
+        return rows.get("embedder"), int(rows["dims"]) if rows.get("dims") else None
+
     def _dims(self) -> int:
         if self.dims is None:
             value = self._run(lambda con: self._meta(con, ("dims",)).get("dims"))
@@ -242,13 +246,14 @@ class SqlMemoryStore(SqlGraph, SqlAddJournal):
                 raise MemoryNotFoundError(inv.id)
             seen.add(inv.id)
         now = timeutil.now_iso()
-        # valid_to by the clock reads compare it with ({now}): invalid at once, whatever the client's clock says
+        # valid_to by the clock reads compare it with ({now}): invalid at once, whatever the client's clock says;
+        # an invalidation said at a past time (add(timestamp=)) ends the memory then
         con.cursor().executemany(
-            self._sql("UPDATE {memories} SET valid_to = {now}, invalid_reason = %s, superseded_by = %s,"
+            self._sql("UPDATE {memories} SET valid_to = coalesce(%s, {now}), invalid_reason = %s, superseded_by = %s,"
                       " updated_at = %s WHERE {tenant}id = %s"),
-            [(inv.reason, inv.superseded_by, now, *self._t(inv.id)) for inv in invalidations])
+            [(inv.at, inv.reason, inv.superseded_by, inv.at or now, *self._t(inv.id)) for inv in invalidations])
         con.cursor().executemany(self._sql(HISTORY_INSERT), [
-            self._history_row(inv.id, inv.event, found[inv.id][1], None, now, inv.actor_id, inv.role,
+            self._history_row(inv.id, inv.event, found[inv.id][1], None, inv.at or now, inv.actor_id, inv.role,
                               found[inv.id][2:5], inv.reason) for inv in invalidations])
 
     def _expire(self, con: Con, e: Expiry) -> None:

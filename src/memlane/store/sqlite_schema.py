@@ -260,6 +260,18 @@ MIGRATIONS: list[list[str]] = [
             DELETE FROM doc_pages_fts WHERE rowid = old.rowid;
         END""",
     ],
+    # keyword analyzer 2 (text/keywords.py): Chinese as rjieba's words instead of characters and
+    # pairs, accents folded, words of every alphabet. Text that is all printable ASCII is analysed as
+    # before; every other memory and page is indexed again.
+    [
+        "UPDATE memories_fts SET terms = (SELECT ml_index_terms(m.text, m.user_id, m.agent_id, m.run_id)"
+        " FROM memories m WHERE m.rowid = memories_fts.rowid)"
+        " WHERE rowid IN (SELECT rowid FROM memories WHERE text GLOB '*[^ -~]*')",
+        "UPDATE memories SET nterms = ml_count_terms(text) WHERE text GLOB '*[^ -~]*'",
+        "UPDATE doc_pages_fts SET terms = (SELECT ml_index_terms(p.text, NULL, NULL, NULL) FROM doc_pages p"
+        " WHERE p.rowid = doc_pages_fts.rowid) WHERE rowid IN (SELECT rowid FROM doc_pages WHERE text GLOB '*[^ -~]*')",
+        "UPDATE doc_pages SET nterms = ml_count_terms(text) WHERE text GLOB '*[^ -~]*'",
+    ],
     # the add journal (store/sql_adds.py): each add's request, messages, idempotency key and outcome,
     # pending between the transaction keeping its messages and the one writing what they formed
     [
