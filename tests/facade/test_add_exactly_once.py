@@ -173,3 +173,20 @@ def test_async_memory_takes_the_key(db_path, hashing_embedder):
             return len((await m.get_all(user_id="u"))["results"])
 
     assert asyncio.run(run()) == 1
+
+
+@pytest.mark.parametrize("kind", ADDS)
+def test_an_add_completed_after_a_crash_keeps_its_said_time(backend, kind):
+    """``add(timestamp=)`` dates what an add forms; completed after a crash, from its kept messages, it
+    still does."""
+    config = hashing(backend())
+    add = {**ADDS[kind], "timestamp": "2024-03-01T10:00:00Z"}
+    child = Child(config, "forming", "key-3", add)
+    child.wait_for("AT forming")
+    child.kill()
+    with Memory(config) as memory:
+        items = memory.get_all(user_id="ana")["results"]
+        assert items and all(r["created_at"].startswith("2024-03-01T10:00:00") for r in items)
+        assert all(m["created_at"].startswith("2024-03-01T10:00:00") for m in memory.get_messages(user_id="ana"))
+        retried = memory.add(**add, idempotency_key="key-3")
+        assert sorted(r["id"] for r in retried["results"]) == sorted(r["id"] for r in items)
