@@ -9,8 +9,9 @@ fails or the process dies), then what they formed. ``Adds`` makes the pair behav
    changes and sets the record done with the call's outcome, on the condition that it is still
    pending (``AddAlreadyDone``: someone else completed it; this one's writes roll back).
 3. **Recover.** A pending record whose owner is gone (a process on this host that no longer runs,
-   or another host's whose lease ran out) is completed from its stored request and messages: when a
-   ``Memory`` opens the store, and by the next add in its scope, before that add.
+   another host's whose lease ran out, or none: released by a process whose formation raised) is
+   completed from its stored request and messages: when a ``Memory`` opens the store, and by the
+   next add in its scope, before that add.
 4. **Retry.** An add with an ``idempotency_key`` already journaled answers the first call's outcome
    (completing it first if its process died); the same key with a different request is an error.
 
@@ -131,7 +132,7 @@ class Adds:
             self.store.apply(ChangeSet(messages=kept, journal=record))
         except AddKeyTaken:  # a concurrent call with the same key journaled first
             return self.add(call, key)
-        return self.complete(record, call, [m.created_at for m in kept])
+        return self._complete_or_release(record, call, [m.created_at for m in kept])
 
     def journal_record(self, call: AddCall, key: str | None) -> tuple[AddRecord, list[MessageRecord]]:
         now = timeutil.now_iso()
@@ -182,7 +183,16 @@ class Adds:
         log.info("completing add %s of %s (its process %s is gone)", record.id,
                  {k: v for k, v in (("user_id", record.user_id), ("agent_id", record.agent_id),
                                     ("run_id", record.run_id)) if v}, record.owner)
-        return self.complete(record)
+        return self._complete_or_release(record)
+
+    def release(self, add_id: str) -> None:
+        """Give up a pending add this process could not complete (its formation raised: a provider
+        down, a bug): a retry with its key, the next add in its scope or the next open completes it,
+        instead of it waiting for this process to end."""
+        try:
+            self.store.claim_add(add_id, self.owner, None, None)
+        except Exception:  # the store itself failed: the add is recovered when this process ends
+            log.exception("could not release the pending add %s", add_id)
 
     def complete_stale(self, scope: dict[str, str] | None = None, limit: int = 100) -> int:
         """Complete the stale pending adds (of exactly ``scope``, or all), oldest first; how many."""
@@ -206,6 +216,14 @@ class Adds:
         return self.store.forget_adds(_earlier(UNKEYED_RETENTION), _earlier(KEY_RETENTION))
 
     # -- internals --------------------------------------------------------------------------------
+
+    def _complete_or_release(self, record: AddRecord, call: AddCall | None = None,
+                             times: list[str] | None = None) -> dict[str, Any]:
+        try:
+            return self.complete(record, call, times)
+        except BaseException:
+            self.release(record.id)
+            raise
 
     def _replay(self, record: AddRecord, call: AddCall) -> dict[str, Any]:
         """The outcome of the first call with ``record``'s key (waiting for it, or completing it)."""

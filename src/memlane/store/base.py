@@ -96,7 +96,8 @@ class Store(Protocol):
     def pending_adds(self, scope: dict[str, str] | None = None, limit: int = 100) -> list[AddRecord]:
         """Pending adds, oldest first: all, or those of exactly ``scope``."""
 
-    def claim_add(self, add_id: str, expected_owner: str | None, owner: str, lease_until: str) -> bool:
+    def claim_add(self, add_id: str, expected_owner: str | None, owner: str | None,
+                  lease_until: str | None) -> bool:
         """Take over a pending add from ``expected_owner``; False if it is done or taken."""
 
     def forget_adds(self, before: str, keyed_before: str | None = None) -> int:

@@ -90,7 +90,8 @@ class SqlAddJournal(SqlDialect):
                       + " ORDER BY created_at, id LIMIT %s"), (*self._t(*params), limit)).fetchall())
         return [self._add_record(row) for row in rows]
 
-    def claim_add(self, add_id: str, expected_owner: str | None, owner: str, lease_until: str) -> bool:
+    def claim_add(self, add_id: str, expected_owner: str | None, owner: str | None,
+                  lease_until: str | None) -> bool:
         """Take over a pending add from ``expected_owner`` (compare and set): False if it is done or
         another process took it first."""
         def claim(con: Con) -> int:
