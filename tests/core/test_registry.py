@@ -14,7 +14,9 @@ from memlane.retrieval.rerank import RERANKERS
 from memlane.store import STORES
 
 BUILT_INS = [
-    (EMBEDDERS, ["local", "huggingface", "sentence_transformers", "openai", "ollama", "lmstudio", "vllm", "hashing"]),
+    (EMBEDDERS, ["local", "huggingface", "sentence_transformers", "openai", "ollama", "lmstudio", "vllm",
+                 "multilingual-e5-small", "e5", "multilingual-e5", "use-multilingual", "use", "universal-sentence-encoder",
+                 "hashing"]),
     (LLMS, ["openai", "ollama", "lmstudio", "vllm"]),
     (RERANKERS, ["maxsim", "cross_encoder", "llm"]),
     (ENCODERS, ["local", "http"]),

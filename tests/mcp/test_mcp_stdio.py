@@ -37,7 +37,7 @@ async def _call(client, name, arguments):
     return result.structured_content
 
 
-def test_stdio_server_tools_end_to_end(tmp_path, embedder):
+def test_stdio_server_tools_end_to_end(tmp_path, e5_embedder):
     home = tmp_path / "home"
     stderr_path = tmp_path / "server-stderr.txt"
 
@@ -107,7 +107,7 @@ def test_stdio_server_tools_end_to_end(tmp_path, embedder):
     assert out["delete_all"]["deleted"] == len(out["add_conversation"]["results"])
 
     # another face sees what the MCP server wrote: bob's note, in the home's default store
-    with Memory(sqlite_config(home / "memlane.db"), embedder=embedder) as memory:
+    with Memory(sqlite_config(home / "memlane.db"), embedder=e5_embedder) as memory:  # the server's default model
         assert [m["memory"] for m in memory.get_all(user_id="bob")["results"]] == ["bob's note"]
         assert memory.get_all(user_id="alice")["results"] == []
 

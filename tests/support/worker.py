@@ -45,7 +45,9 @@ def say(*parts: object) -> None:
 
 
 def open_memory(command: dict) -> Memory:
-    return Memory({"vector_store": {"provider": "sqlite", "config": {"path": command["db"]}}})
+    # the model the parent test checks the store with (the session's all-MiniLM-L6-v2), loaded before the barrier
+    return Memory({"vector_store": {"provider": "sqlite", "config": {"path": command["db"]}},
+                   "embedder": {"provider": "local"}})
 
 
 def add(m: Memory, sent: list[dict[str, str]], user: str, batch: str, **metadata) -> list[str]:

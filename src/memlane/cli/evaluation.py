@@ -176,7 +176,7 @@ def eval_locomo(
 def eval_multilingual(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="retrieval cases (JSON Lines: memories, "
                                 "queries with expected strings, a language group)"),
-    mode: str = typer.Option("all", "--mode", help="vector | default (the search without flags) | full | all"),
+    mode: str = typer.Option("all", "--mode", help="default (the search without flags) | vector | hybrid | full | all"),
     as_json: bool = JsonOpt,
 ) -> None:
     """hit@1 and hit@3 of each language group: memories stored with add(infer=False), questions searched in

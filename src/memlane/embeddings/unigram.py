@@ -27,11 +27,15 @@ _UNKNOWN_PENALTY = 10.0
 class UnigramTokenizer:
     def __init__(self, pieces: Sequence[str], scores: Sequence[float], normalisation: Mapping[int, str], *,
                  unk: int, bos: int, eos: int, specials: Sequence[int] = ()):
-        skip = set(specials) | {unk, bos, eos}
-        self._ids = {piece: i for i, piece in enumerate(pieces) if i not in skip and piece}
-        self._scores = list(scores)
+        ids = dict(zip(pieces, range(len(pieces))))  # a repeated piece answers its last id (none repeats)
+        for i in {*specials, unk, bos, eos}:
+            if ids.get(pieces[i]) == i:
+                del ids[pieces[i]]
+        ids.pop("", None)
+        self._ids = ids
+        self._scores = scores.tolist() if hasattr(scores, "tolist") else list(scores)
         self._unknown_score = min(self._scores) - _UNKNOWN_PENALTY
-        self._longest = max(len(piece) for piece in self._ids)
+        self._longest = max(map(len, ids))
         self._table = dict(normalisation)
         self.unk, self.bos, self.eos = unk, bos, eos
         self.split_word = lru_cache(maxsize=65536)(self._viterbi)

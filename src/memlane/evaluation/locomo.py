@@ -25,15 +25,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from memlane.evaluation.modes import MODES
 from memlane.memory import Memory
 
-#: the stages each mode asks for; ``default`` asks for none (the configured defaults decide)
-MODES: dict[str, dict[str, bool]] = {
-    "default": {},
-    "vector": {"keyword_search": False, "rerank": False, "filter_memories": False},
-    "hybrid": {"keyword_search": True, "rerank": False, "filter_memories": False},
-    "full": {"keyword_search": True, "rerank": True, "filter_memories": False},
-}
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:

@@ -21,13 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from memlane.evaluation.modes import MODES
 from memlane.memory import Memory
 
-MODES: dict[str, dict[str, bool] | None] = {
-    "vector": {"keyword_search": False, "rerank": False, "filter_memories": False},
-    "default": None,  # the configured defaults
-    "full": {"keyword_search": True, "rerank": True, "filter_memories": False},
-}
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:
