@@ -47,6 +47,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from memlane.documents import Documents
+from memlane.documents.backends import document_store
 from memlane.documents.late_interaction import to_half
 from memlane.documents.models import PageWrite
 from memlane.core.ids import new_id
@@ -117,7 +118,7 @@ def first_search(docs_store, encoder, query, *, write_back: bool = True) -> tupl
 
 def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
     encoder = SyntheticEncoder(args.dims)
-    docs_store = store.document_store()
+    docs_store = document_store(store, "default")
     collections = [f"c{i}" for i in range(args.collections)]
     for c in collections:
         docs_store.create_collection(c, {"team": f"t{collections.index(c) % 3}"})
@@ -170,7 +171,7 @@ def run_backend(name: str, store, args, rng: np.random.Generator) -> dict:
     docs.index.after_write(docs.index._version, result.removed_page_ids, blob_pages)
     docs._search(queries[0], None, docs._filter(None), 10, False)
     out["own_write_then_search_s"] = round(time.perf_counter() - t, 3)
-    other = Documents(store=store.document_store(), encoder=encoder)
+    other = Documents(store=document_store(store, "default"), encoder=encoder)
     other.store.upsert_document("c0", "extra2", {}, None, other.index.with_encodings(
         [PageWrite(1, "x", None, args.tokens, blob_pages[0].vectors, id=new_id())]), encoder.name, args.dims)
     t = time.perf_counter()
@@ -211,8 +212,8 @@ def model_cost(n_pages: int, cranfield: str) -> dict:
     with open(cranfield) as f:
         texts = [json.loads(line)["text"] for line, _ in zip(f, range(n_pages))]
     encoder = LocalTokenEncoder(LocalEmbedder())
-    docs = Documents(store=SQLiteStore(tempfile.mkdtemp(prefix="memlane-bench-model-") + "/m.db").document_store(),
-                     encoder=encoder)
+    memories = SQLiteStore(tempfile.mkdtemp(prefix="memlane-bench-model-") + "/m.db")
+    docs = Documents(store=document_store(memories, "default"), encoder=encoder)
     docs.index.with_encodings(docs._encode([ingest.PageInput(1, "warm up")], None))
     model_s = fde_s = 0.0
     for start in range(0, len(texts), 16):

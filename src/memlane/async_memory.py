@@ -3,44 +3,31 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from memlane.core import config as config_mod
-from memlane.embeddings import Embedder
+from memlane.core.closing import AsyncClosing
+from memlane.core.offload import offload
 from memlane.memory import Memory
-from memlane.store import Store
 
 
-def _offload(name: str) -> Callable[..., Any]:
-    method = getattr(Memory, name)
-
-    @functools.wraps(method)
-    async def call(self: "AsyncMemory", *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
-
-    return call
+_offload = functools.partial(offload, Memory)
 
 
-class AsyncMemory:
+class AsyncMemory(AsyncClosing):
     """``Memory`` for asyncio code: the same methods and results, awaited.
 
     Blocking work (embedding, SQLite) runs in worker threads, so many calls can
     be in flight at once without blocking the event loop.
     """
 
-    def __init__(
-        self,
-        config: config_mod.MemoryConfig | Mapping[str, Any] | None = None,
-        *,
-        embedder: Embedder | None = None,
-        store: Store | None = None,
-        memory: Memory | None = None,
-        tenant: str | None = None,
-    ):
-        self.sync = memory or Memory(config, embedder=embedder, store=store, tenant=tenant)
+    def __init__(self, config: config_mod.MemoryConfig | Mapping[str, Any] | None = None, *,
+                 memory: Memory | None = None, **options: Any):
+        """``AsyncMemory(config, **options)`` runs ``Memory(config, **options)`` (``embedder``, ``store``,
+        ``tenant`` …); ``memory=`` an existing ``Memory``."""
+        self.sync = memory or Memory(config, **options)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "AsyncMemory":
@@ -65,9 +52,3 @@ class AsyncMemory:
     close = _offload("close")
     should_search_memory = _offload("should_search_memory")
     search_memory_with_context = _offload("search_memory_with_context")
-
-    async def __aenter__(self) -> "AsyncMemory":
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()

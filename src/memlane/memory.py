@@ -9,6 +9,7 @@ call's outcome in one transaction.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime
@@ -18,6 +19,7 @@ from memlane.core import arguments, scope, timeutil, validation
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
+from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
@@ -34,7 +36,7 @@ from memlane.retrieval.searcher import Searcher
 from memlane.store import Store, check_dims, create_store
 
 
-class Memory:
+class Memory(Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
 
@@ -276,9 +278,7 @@ class Memory:
         """Whether ``search`` with these flags needs no model call and no optional stage (the query's
         vector is cached): a plain store lookup of about a millisecond. Servers answer such
         searches without a thread hand-off."""
-        if self.graph is not None or any(self.searcher.flags(keyword_search, rerank, filter_memories).values()):
-            return False
-        return isinstance(query, str) and self.embeddings.has_query(query)
+        return self.graph is None and self.searcher.is_quick(query, keyword_search, rerank, filter_memories)
 
     def get_messages(
         self,
@@ -326,16 +326,11 @@ class Memory:
         default, or ``"seed"``: docs/context.md). A named scope (``user_id``, ``agent_id``) adds what it
         holds (none: no search). An empty or missing conversation needs no search (False).
         ``explain=True`` returns a ``SearchDecision`` with the score of each signal."""
-        turns, system_prompt = validation.conversation(conversation, system_prompt, self.limits,
-                                                       self.config.context.max_conversation_chars)
-        explain = validation.flag(explain, "explain", False)
-        evidence = None
-        if (user_id is not None or agent_id is not None) and turns:
-            pools = agent_context.scope_pools(validation.identifier(user_id, "user_id"),
-                                              validation.identifier(agent_id, "agent_id"))
-            evidence = self.searcher.evidence(turns, pools)
-        decision = agent_context.decide(turns, system_prompt, self.config.context, evidence)
-        return decision if explain else decision.should_search
+        call = arguments.gate(conversation, system_prompt, explain, user_id, agent_id, self.limits,
+                              self.config.context.max_conversation_chars)
+        evidence = self.searcher.evidence(call.turns, agent_context.scope_pools(*call.scope)) if call.scope else None
+        decision = agent_context.decide(call.turns, call.system_prompt, self.config.context, evidence)
+        return decision if call.explain else decision.should_search
 
     def search_memory_with_context(self, conversation: Any = None, system_prompt: str = "",
                                    user_id: Any = None, max_results: int = 10, *,
@@ -427,16 +422,13 @@ class Memory:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Memory":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def __getattr__(name: str) -> Any:
-    """``memlane.memory.AsyncMemory`` as before: it lives in ``async_memory.py``, derived from ``Memory``."""
+    """``memlane.memory.AsyncMemory``, a name that moved: it lives in ``async_memory.py`` (import it from
+    ``memlane``). A compatibility alias, not a dependency (docs/architecture.md)."""
     if name == "AsyncMemory":
+        warnings.warn("memlane.memory.AsyncMemory moved: import it from memlane (or memlane.async_memory)",
+                      DeprecationWarning, stacklevel=2)
         from memlane.async_memory import AsyncMemory
 
         return AsyncMemory

@@ -218,8 +218,8 @@ def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
         raise StoreError(f"memory {id_} in the source has a {len(vector)}-dimensional vector, the store's embedder "
                          f"has {dims}: the source is damaged")
     tokens = None if token_blob is None else np.frombuffer(token_blob, dtype="<f2").reshape(token_count, -1)
-    return MemoryRecord(id_, text, hash_, created, updated, user, agent, run, actor, role,
-                        metadata=json.loads(metadata), memory_type=memory_type, valid_to=valid_to,
+    return MemoryRecord(id_, text, hash_, created, updated, user_id=user, agent_id=agent, run_id=run, actor_id=actor,
+                        role=role, metadata=json.loads(metadata), memory_type=memory_type, valid_to=valid_to,
                         invalid_reason=reason, superseded_by=superseded_by, source_message_ids=json.loads(sources),
                         vector=vector, token_vectors=tokens)
 

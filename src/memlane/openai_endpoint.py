@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from memlane.core.deadline import retry_after_status
+from memlane.core.deadline import DeadlineExceeded, call_within, retry_after_status
 from memlane.core.errors import ConfigError
 from memlane.core.registry import Registry
 
@@ -80,6 +80,28 @@ def client(config: EndpointConfig, server: str, setting: str, *, sdk_retries: bo
 
     return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=config.timeout,
                          max_retries=config.max_retries if sdk_retries else 0)
+
+
+def request(sdk_client: Any, attempt: Callable[[float], Any], *, timeout: float, retries: int,
+            error: type[Exception], kind: str, deadline: str, passthrough: tuple[type[Exception], ...] = ()) -> Any:
+    """``attempt(time left)`` within ``timeout`` seconds, retried by ``retry_after`` (``call_within``);
+    a failure becomes ``error`` saying which endpoint and what happened: ``kind`` names the request
+    ("embedding", "chat"), ``deadline`` the setting and what it bounds ("llm.config.timeout, the
+    deadline for one call"). ``passthrough``: SDK errors the caller handles itself."""
+    import openai
+
+    try:
+        return call_within(attempt, seconds=timeout, retries=retries, retry_after=retry_after)
+    except passthrough:
+        raise
+    except (openai.APITimeoutError, DeadlineExceeded) as exc:
+        raise error(f"{kind} request to {sdk_client.base_url} timed out: no answer within {timeout:g} s "
+                    f"({deadline}, retries included)") from exc
+    except openai.OpenAIError as exc:
+        raise error(f"{kind} request to {sdk_client.base_url} failed: {exc}") from exc
+    except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
+        noun = "embeddings" if kind == "embedding" else kind
+        raise error(f"{sdk_client.base_url} returned an unusable {noun} response: {exc}") from exc
 
 
 def retry_after(exc: Exception) -> float | None:

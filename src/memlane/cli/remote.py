@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
+from memlane.core.closing import Closing
 from memlane.core.errors import InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
 from memlane.hosting.local_server import KEY_ENV, ServerAddress
 
@@ -25,7 +26,7 @@ class ServerError(MemlaneError):
     """The server could not be reached, refused the key, or failed."""
 
 
-class RemoteMemory:
+class RemoteMemory(Closing):
     def __init__(self, address: ServerAddress):
         self.address = address
         headers = {"Authorization": f"Bearer {address.key}"} if address.key else {}
@@ -98,9 +99,3 @@ class RemoteMemory:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> "RemoteMemory":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

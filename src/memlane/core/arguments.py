@@ -14,7 +14,8 @@ from memlane.core import filters as flt
 from memlane.core import scope, validation
 from memlane.core.changes import EXPIRED, Update
 from memlane.core.errors import InvalidInputError
-from memlane.core.models import MEMORY_TYPES, Message, text_hash
+from memlane.core.ids import new_id
+from memlane.core.models import MEMORY_TYPES, Message, MessageRecord, text_hash
 
 #: how many memories ``search`` and ``get_all`` return when neither ``limit`` nor ``top_k`` is given (mem0's)
 DEFAULT_LIMIT = 100
@@ -70,6 +71,11 @@ class AddCall:
     def times(self, now: str) -> list[str]:
         """When each message was said: its own ``created_at``, else the call's ``timestamp``, else ``now``."""
         return [m.created_at or self.said_at or now for m in self.messages]
+
+    def message_records(self, now: str) -> list[MessageRecord]:
+        """The messages as they are stored: a new id each, said at ``times(now)``."""
+        return [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **self.ids)
+                for m, at in zip(self.messages, self.times(now))]
 
     @property
     def expiry(self) -> dict[str, str]:
@@ -146,6 +152,27 @@ def context(conversation: Any, system_prompt: Any, user_id: Any, max_results: An
             user, user_ignored = None, True
     max_results = validation.limit(max_results, limits, "max_results")
     return ContextCall(turns, system_prompt, user, agent_id, user_ignored, max_results)
+
+
+@dataclass(frozen=True)
+class GateCall:
+    """``Memory.should_search_memory``'s arguments, checked."""
+
+    turns: list[Message]
+    system_prompt: str
+    explain: bool
+    #: the named scope (user_id, agent_id) whose memories weigh in; None: none named, or no turns
+    scope: tuple[str | None, str | None] | None
+
+
+def gate(conversation: Any, system_prompt: Any, explain: Any, user_id: Any, agent_id: Any,
+         limits: validation.Limits, max_chars: int) -> GateCall:
+    turns, system_prompt = validation.conversation(conversation, system_prompt, limits, max_chars)
+    explain = validation.flag(explain, "explain", False)
+    named = None
+    if (user_id is not None or agent_id is not None) and turns:
+        named = (validation.identifier(user_id, "user_id"), validation.identifier(agent_id, "agent_id"))
+    return GateCall(turns, system_prompt, explain, named)
 
 
 def maintained(user_id: Any, agent_id: Any, run_id: Any, dry_run: Any) -> tuple[flt.Node, bool]:

@@ -13,16 +13,22 @@ from memlane.core.graph_models import GraphChanges
 from memlane.core.models import MemoryRecord, MessageRecord
 
 
+@dataclass(slots=True, kw_only=True)
+class Attributed:
+    """Who made a change, recorded in the history row it writes (by keyword only)."""
+
+    actor_id: str | None = None
+    role: str | None = None
+
+
 @dataclass(slots=True)
-class Update:
+class Update(Attributed):
     id: str
     updated_at: str
     text: str | None = None
     hash: str | None = None
     vector: np.ndarray | None = None
     metadata: dict[str, Any] | None = None
-    actor_id: str | None = None  # who made the change (recorded in history)
-    role: str | None = None
     reason: str | None = None
     #: messages that led to this change, appended to the memory's provenance
     source_message_ids: list[str] = field(default_factory=list)
@@ -32,21 +38,17 @@ class Update:
 
 
 @dataclass(slots=True)
-class Delete:
+class Delete(Attributed):
     id: str
-    actor_id: str | None = None
-    role: str | None = None
 
 
 @dataclass(slots=True)
-class Invalidate:
+class Invalidate(Attributed):
     """Mark a memory no longer valid (contradicted or retracted) without erasing it."""
 
     id: str
     reason: str
     superseded_by: str | None = None
-    actor_id: str | None = None
-    role: str | None = None
     #: the history event written (``MERGE`` when the memory was merged into ``superseded_by``)
     event: str = "DELETE"
     #: when it stopped being valid (a conversation said at that time ended it), or None: now

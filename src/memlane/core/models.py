@@ -27,48 +27,44 @@ def text_hash(text: str) -> str:
     return hashlib.md5(text.encode()).hexdigest()
 
 
-@dataclass(slots=True)
-class NewMemory:
-    """A validated memory about to be stored (``Memory.insert``)."""
+@dataclass(slots=True, kw_only=True)
+class MemoryFields:
+    """What a memory holds besides its text and times, stored or about to be (keyword arguments): its
+    scope, who said it, metadata, type, provenance and validity."""
 
-    text: str
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
     actor_id: str | None = None
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    id: str | None = None
-    created_at: str | None = None
-    updated_at: str | None = None
     memory_type: str | None = None
     source_message_ids: list[str] = field(default_factory=list)
-    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
-    context: str | None = None
-    #: set only when restoring an invalidated memory (import)
+    #: set on a new memory only when restoring an invalidated one (import) or when it expires
     valid_to: str | None = None
     invalid_reason: str | None = None
     superseded_by: str | None = None
 
 
 @dataclass(slots=True)
-class MemoryRecord:
+class NewMemory(MemoryFields):
+    """A validated memory about to be stored (``Memory.insert``)."""
+
+    text: str
+    id: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
+    context: str | None = None
+
+
+@dataclass(slots=True)
+class MemoryRecord(MemoryFields):
     id: str
     text: str
     hash: str
     created_at: str
     updated_at: str
-    user_id: str | None = None
-    agent_id: str | None = None
-    run_id: str | None = None
-    actor_id: str | None = None
-    role: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    memory_type: str | None = None
-    valid_to: str | None = None
-    invalid_reason: str | None = None
-    superseded_by: str | None = None
-    source_message_ids: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None
     #: pooled contextual token vectors (late-interaction reranking), when the store keeps them
     token_vectors: np.ndarray | None = None

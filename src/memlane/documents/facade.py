@@ -8,12 +8,11 @@ the page index it keeps in memory and in step with the store (``live_index``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import functools
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +20,8 @@ import numpy as np
 
 from memlane.core import config as config_mod
 from memlane.core import validation
+from memlane.core.closing import AsyncClosing, Closing
+from memlane.core.offload import offload
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
 from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
@@ -37,8 +38,9 @@ from memlane.documents.models import (
     PageRecord,
     PageWrite,
 )
+from memlane.documents.backends import document_store
 from memlane.documents.store import DocumentStore
-from memlane.core.errors import ConfigError, InvalidInputError, UnsupportedInputError
+from memlane.core.errors import InvalidInputError, UnsupportedInputError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
 from memlane.retrieval import feedback, fusion
@@ -53,13 +55,6 @@ Progress = inputs.Progress
 #: ``Documents.for_memory``: one Documents per live Memory
 _SHARED: "weakref.WeakKeyDictionary[Any, Documents]" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
-
-
-def _document_store(store: Any, tenant: str) -> DocumentStore:
-    """The document store sharing a memory store's file or database (and, on PostgreSQL, its tenant)."""
-    if not hasattr(store, "document_store"):
-        raise ConfigError(f"document collections need the sqlite or postgres store, not {type(store).__name__}")
-    return store.document_store(tenant)
 
 
 def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None,
@@ -82,7 +77,7 @@ def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None,
     return LocalTokenEncoder.from_config(spec, E5Embedder(E5EmbedderConfig(batch_size=spec.batch_size)))
 
 
-class Documents:
+class Documents(Closing):
     """Document collections searched by late interaction (MaxSim over token vectors).
 
     ``Documents()`` works offline: the default store (``~/.memlane/memlane.db``) and the local
@@ -106,7 +101,7 @@ class Documents:
         else:
             self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.settings = self.config.documents
-        self.store = store or _document_store(memory.store, tenant)
+        self.store = store or document_store(memory.store, tenant)
         self.encoder = encoder or default_encoder(self.settings, memory, self.store)
         #: the page index searched, kept in step with the store
         self.index = LiveIndex(self.store, self.encoder)
@@ -272,12 +267,6 @@ class Documents:
         if self._owned is not None:
             self._owned.close()
 
-    def __enter__(self) -> "Documents":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # -- internals -------------------------------------------------------------------------------
 
     def _search_options(self, collection_name: str, query_filter: Mapping[str, Any] | None,
@@ -433,17 +422,10 @@ def _document_out(d: DocumentRecord, pages: list[PageRecord] | None = None) -> d
 # -- async ----------------------------------------------------------------------------------------
 
 
-def _offload(name: str) -> Callable[..., Any]:
-    method = getattr(Documents, name)
-
-    @functools.wraps(method)
-    async def call(self: "AsyncDocuments", *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
-
-    return call
+_offload = functools.partial(offload, Documents)
 
 
-class AsyncDocuments:
+class AsyncDocuments(AsyncClosing):
     """``Documents`` for asyncio code: the same methods and results, awaited (run in worker threads)."""
 
     def __init__(self, config: config_mod.MemoryConfig | Mapping[str, Any] | None = None, *,
@@ -465,9 +447,3 @@ class AsyncDocuments:
     filter = _offload("filter")
     info = _offload("info")
     close = _offload("close")
-
-    async def __aenter__(self) -> "AsyncDocuments":
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()

@@ -35,7 +35,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         self._index_old_pages()
 
     def _run(self, work: Callable[[Any], T], *, write: bool) -> T:
-        return self.store._run(work, write=write)
+        return self.store.transaction(work, write=write)
 
     def _json_in(self, value: dict[str, Any]) -> Jsonb:
         return Jsonb(value)

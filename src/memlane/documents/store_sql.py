@@ -120,13 +120,21 @@ class SqlDocumentStore(ABC):
                           (self.tenant, collection_name, name)).fetchone()
         return self._document(row) if row else None
 
-    def _page_ids_of(self, con: Con, column: str, value: str) -> list[str]:
-        if column == "document":
-            sql = "SELECT id FROM {pages} WHERE tenant = %s AND document_id = %s"
+    def _remove_pages(self, con: Con, of: str, value: str) -> list[str]:
+        """Delete the pages of a document (``of="document"``) or of every document of a collection
+        (``"collection"``); returns their ids, for the in-memory page index."""
+        if of == "document":
+            select = "SELECT id FROM {pages} WHERE tenant = %s AND document_id = %s"
+            delete, params = "DELETE FROM {pages} WHERE tenant = %s AND document_id = %s", (self.tenant, value)
         else:
-            sql = ("SELECT p.id FROM {pages} p JOIN {documents} d ON d.tenant = p.tenant AND d.id = p.document_id"
-                   " WHERE p.tenant = %s AND d.collection_id = %s")
-        return [r[0] for r in con.execute(self._sql(sql), (self.tenant, value)).fetchall()]
+            select = ("SELECT p.id FROM {pages} p JOIN {documents} d ON d.tenant = p.tenant AND d.id = p.document_id"
+                      " WHERE p.tenant = %s AND d.collection_id = %s")
+            delete = ("DELETE FROM {pages} WHERE tenant = %s AND document_id IN"
+                      " (SELECT id FROM {documents} WHERE tenant = %s AND collection_id = %s)")
+            params = (self.tenant, self.tenant, value)
+        removed = [r[0] for r in con.execute(self._sql(select), (self.tenant, value)).fetchall()]
+        con.execute(self._sql(delete), params)
+        return removed
 
     # -- collections ------------------------------------------------------------------------------
 
@@ -179,10 +187,7 @@ class SqlDocumentStore(ABC):
     def delete_collection(self, name: str) -> list[str]:
         def write(con: Con) -> list[str]:
             current = self._collection_row(con, name, lock=True)
-            removed = self._page_ids_of(con, "collection", current.id)
-            con.execute(self._sql("DELETE FROM {pages} WHERE tenant = %s AND document_id IN"
-                                  " (SELECT id FROM {documents} WHERE tenant = %s AND collection_id = %s)"),
-                        (self.tenant, self.tenant, current.id))
+            removed = self._remove_pages(con, "collection", current.id)
             con.execute(self._sql("DELETE FROM {documents} WHERE tenant = %s AND collection_id = %s"),
                         (self.tenant, current.id))
             con.execute(self._sql("DELETE FROM {collections} WHERE tenant = %s AND id = %s"), (self.tenant, current.id))
@@ -208,9 +213,7 @@ class SqlDocumentStore(ABC):
                             (self.tenant, document_id, collection.id, name, self._json_in(metadata), source, now, now))
             else:
                 document_id = existing.id
-                removed = self._page_ids_of(con, "document", document_id)
-                con.execute(self._sql("DELETE FROM {pages} WHERE tenant = %s AND document_id = %s"),
-                            (self.tenant, document_id))
+                removed = self._remove_pages(con, "document", document_id)
                 con.execute(self._sql("UPDATE {documents} SET metadata = %s, source = %s, updated_at = %s"
                                       " WHERE tenant = %s AND id = %s"),
                             (self._json_in(metadata), source, now, self.tenant, document_id))
@@ -279,9 +282,7 @@ class SqlDocumentStore(ABC):
             current = self._document_row(con, collection_name, name)
             if current is None:
                 raise DocumentNotFoundError(name, collection_name)
-            removed = self._page_ids_of(con, "document", current.id)
-            con.execute(self._sql("DELETE FROM {pages} WHERE tenant = %s AND document_id = %s"),
-                        (self.tenant, current.id))
+            removed = self._remove_pages(con, "document", current.id)
             con.execute(self._sql("DELETE FROM {documents} WHERE tenant = %s AND id = %s"), (self.tenant, current.id))
             self._bump(con)
             return removed

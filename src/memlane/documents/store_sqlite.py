@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memlane.documents.store_sql import SqlDocumentStore
-from memlane.store.sqlite import SQLiteStore, match_expression, term_hits
+from memlane.store.base import SharedDatabase
+from memlane.store.sqlite import match_expression, term_hits
 from memlane.text import keywords
 from memlane.store.sqlite_filters import SqliteFilterCompiler
 
@@ -25,15 +26,14 @@ class SQLiteDocumentStore(SqlDocumentStore):
     # the keyword index is the outer loop (as for memories: store/sqlite.py, keyword_search)
     FTS_FROM = " FROM doc_pages_fts CROSS JOIN {pages} p ON p.rowid = doc_pages_fts.rowid"
 
-    def __init__(self, store: SQLiteStore, tenant: str = "default"):
+    def __init__(self, store: SharedDatabase, tenant: str = "default"):
         super().__init__(tenant, SqliteFilterCompiler(columns={}, documents={"document": "d.metadata",
                                                                              "collection": "c.metadata"}))
         self.store = store
 
     def _run(self, work: Callable[[Any], T], *, write: bool) -> T:
         # BEGIN IMMEDIATE (the store's write lock) for writes; one read snapshot for reads
-        with (self.store._write() if write else self.store._snapshot()) as con:
-            return work(con)
+        return self.store.transaction(work, write=write)
 
     def _json_in(self, value: dict[str, Any]) -> str:
         return _encode(value)

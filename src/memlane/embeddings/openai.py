@@ -12,9 +12,8 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from memlane.core.deadline import DeadlineExceeded, call_within
 from memlane.core.errors import ConfigError, EmbeddingError
-from memlane.openai_endpoint import EndpointConfig, client, retry_after
+from memlane.openai_endpoint import EndpointConfig, client, request
 
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
@@ -31,9 +30,6 @@ class OpenAIEmbedder:
         dims = config.embedding_dims or KNOWN_DIMS.get(config.model)
         if dims is None:
             raise ConfigError(f"embedder.config.embedding_dims is required for model {config.model!r}")
-        import openai
-
-        self._openai = openai
         self.timeout = config.timeout
         self.max_retries = config.max_retries
         self.model = config.model
@@ -47,19 +43,11 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start:start + self.batch_size])
-            try:
-                response = call_within(
-                    lambda time_left: self.client.embeddings.create(model=self.model, input=batch, timeout=time_left,
-                                                                    **self._extra),
-                    seconds=self.timeout, retries=self.max_retries, retry_after=retry_after)
-            except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
-                raise EmbeddingError(f"embedding request to {self.client.base_url} timed out: no answer within "
-                                     f"{self.timeout:g} s (embedder.config.timeout, the deadline for one request, "
-                                     "retries included)") from exc
-            except self._openai.OpenAIError as exc:
-                raise EmbeddingError(f"embedding request to {self.client.base_url} failed: {exc}") from exc
-            except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
-                raise EmbeddingError(f"{self.client.base_url} returned an unusable embeddings response: {exc}") from exc
+            response = request(
+                self.client, lambda time_left: self.client.embeddings.create(model=self.model, input=batch,
+                                                                             timeout=time_left, **self._extra),
+                timeout=self.timeout, retries=self.max_retries, error=EmbeddingError, kind="embedding",
+                deadline="embedder.config.timeout, the deadline for one request")
             vectors.extend(self._in_order(getattr(response, "data", None), len(batch)))
         return vectors
 

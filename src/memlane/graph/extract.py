@@ -1,4 +1,5 @@
-"""The extractor seam: messages in, triples out. Offline rules, or the configured LLM."""
+"""The extractor seam: messages in, triples out. Offline rules here, or the configured LLM
+(``llm_extract.py``); ``graph/memory.py`` chooses one."""
 
 from __future__ import annotations
 
@@ -30,12 +31,3 @@ class RuleExtractor:
             if message.role == "user":
                 found.update(dict.fromkeys(rules.extract(message.content)))
         return list(found)
-
-
-def create_extractor(llm: object | None) -> Extractor:
-    """The LLM extractor when the formation engine has an LLM (one extra call per add), else the rules."""
-    if llm is None:
-        return RuleExtractor()
-    from memlane.graph.llm_extract import LLMExtractor
-
-    return LLMExtractor(llm)  # type: ignore[arg-type]

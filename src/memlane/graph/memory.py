@@ -19,7 +19,7 @@ from memlane.core import timeutil, validation
 from memlane.core.config import MemoryConfig
 from memlane.embeddings import Embeddings
 from memlane.graph import lookup, reconcile, resolve
-from memlane.graph.extract import Extractor, GraphExtractionFailed, create_extractor
+from memlane.graph.extract import Extractor, GraphExtractionFailed, RuleExtractor
 from memlane.core.graph_models import (USER, Entity, GraphChanges, Relation, RelationConfirmation,
                                   RelationInvalidation)
 from memlane.core.ids import new_id
@@ -41,6 +41,15 @@ def lookup_pool() -> ThreadPoolExecutor:
             if _pool is None:
                 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="memlane-graph")
     return _pool
+
+
+def create_extractor(llm: object | None) -> Extractor:
+    """The LLM extractor when the formation engine has an LLM (one extra call per add), else the rules."""
+    if llm is None:
+        return RuleExtractor()
+    from memlane.graph.llm_extract import LLMExtractor
+
+    return LLMExtractor(llm)  # type: ignore[arg-type]
 
 
 def graph_scope(ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, strict: bool = True) -> Any:

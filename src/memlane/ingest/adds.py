@@ -136,8 +136,7 @@ class Adds:
 
     def journal_record(self, call: AddCall, key: str | None) -> tuple[AddRecord, list[MessageRecord]]:
         now = timeutil.now_iso()
-        kept = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=at, name=m.name, **call.ids)
-                for m, at in zip(call.messages, call.times(now))]
+        kept = call.message_records(now)
         body = request(call)
         del body["messages"]  # stored as the messages themselves
         record = AddRecord(id=new_id(), fingerprint=fingerprint(call), request=body,

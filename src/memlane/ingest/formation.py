@@ -18,26 +18,19 @@ from memlane.core import filters as flt
 from memlane.core import validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import ChangeSet
-from memlane.core.config import MemoryConfig
 from memlane.core.graph_models import GraphChanges
 from memlane.core.models import Message, NewMemory, text_hash
 from memlane.core.scope import ACTIVE
-from memlane.embeddings import Embeddings, memory_text
+from memlane.embeddings import memory_text
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import offline_extract, records, speakers
+from memlane.ingest.pipeline import Pipeline
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
-from memlane.ingest.types import Engine, FormationFailed
+from memlane.ingest.types import FormationFailed
 
 
-class Formation:
-    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine):
-        self.config = config
-        self.limits = config.limits.to_limits()
-        self.embeddings = embeddings
-        self.store = store
-        self.engine = engine
-
+class Formation(Pipeline):
     def procedural(self, call: AddCall, message_ids: list[str], said_at: str) -> list[NewMemory]:
         """The agent's procedure, summarised by the engine (raises ``FormationFailed``); ``said_at``: the
         time of the last message."""

@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from memlane.core.deadline import DeadlineExceeded, call_within
 from memlane.llms.base import LLMError
-from memlane.openai_endpoint import EndpointConfig, client, retry_after
+from memlane.openai_endpoint import EndpointConfig, client, request
 
 
 class OpenAILLMConfig(EndpointConfig):
@@ -63,19 +62,9 @@ class OpenAILLM:
                 model=self.config.model, messages=messages, temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens, timeout=time_left, **extra)
 
-        try:
-            response = call_within(attempt, seconds=self.config.timeout, retries=self.config.max_retries,
-                                   retry_after=retry_after)
-        except self._openai.BadRequestError:
-            raise
-        except (self._openai.APITimeoutError, DeadlineExceeded) as exc:
-            raise LLMError(f"chat request to {self.client.base_url} timed out: no answer within "
-                           f"{self.config.timeout:g} s (llm.config.timeout, the deadline for one call, "
-                           "retries included)") from exc
-        except self._openai.OpenAIError as exc:
-            raise LLMError(f"chat request to {self.client.base_url} failed: {exc}") from exc
-        except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
-            raise LLMError(f"{self.client.base_url} returned an unusable chat response: {exc}") from exc
+        response = request(self.client, attempt, timeout=self.config.timeout, retries=self.config.max_retries,
+                           error=LLMError, kind="chat", deadline="llm.config.timeout, the deadline for one call",
+                           passthrough=(self._openai.BadRequestError,))
         with self._lock:
             self.calls += 1
         return response

@@ -23,7 +23,8 @@ from memlane.core.models import NewMemory
 from memlane.embeddings import Embeddings
 from memlane.ingest import records as ingest_records
 from memlane.ingest import speakers
-from memlane.ingest.types import Engine, FormationFailed
+from memlane.ingest.pipeline import Pipeline
+from memlane.ingest.types import FormationFailed
 from memlane.maintenance import plans
 from memlane.maintenance.similar import groups, similar_pairs
 from memlane.store import Store, create_store
@@ -33,14 +34,7 @@ from memlane.store.base import ReembedItem
 CLEANUP_BATCH = 500
 
 
-class Maintainer:
-    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine):
-        self.config = config
-        self.limits = config.limits.to_limits()
-        self.embeddings = embeddings
-        self.store = store
-        self.engine = engine
-
+class Maintainer(Pipeline):
     def cleanup(self, where: Node, keep_latest: int, dry_run: bool,
                 progress: plans.Progress | None) -> dict[str, Any]:
         """Invalidate the memories of ``where`` beyond the newest ``keep_latest`` (by ``created_at``)."""

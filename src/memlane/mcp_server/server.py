@@ -61,15 +61,17 @@ DryRun = Annotated[bool, Field(description="return the plan without changing any
 SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
 
-def _call(action: Callable[[], Any]) -> Any:
-    try:
-        return action()
-    except tools.ToolFailure as exc:
-        raise ToolError(str(exc)) from None
-
-
 def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    def call(tool: Callable[..., Any], ctx: Context, *args: Any, **kwargs: Any) -> Any:
+        """``tool`` (of ``tools.py``) for the caller ``ctx`` stands for; its failure is the MCP tool error."""
+        caller = resolve(ctx)
+        try:
+            return tool(caller, *args, **kwargs)
+        except tools.ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
     destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
@@ -101,11 +103,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         message that stored nothing with why (skipped: message_id, reason) and a one-line summary (message).
         A note that states nothing to remember is reported, never stored silently: pass infer=false to
         keep it exactly as written."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.add_memory(caller, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                              metadata=metadata, infer=infer, memory_type=memory_type,
-                                              expiration_date=expiration_date, timestamp=timestamp,
-                                              idempotency_key=idempotency_key))
+        return call(tools.add_memory, ctx, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                    metadata=metadata, infer=infer, memory_type=memory_type, expiration_date=expiration_date,
+                    timestamp=timestamp, idempotency_key=idempotency_key)
 
     @server.tool(annotations=read_only)
     def search_memories(
@@ -130,10 +130,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         the search went on without them), whether the advanced search fell back to a standard one
         (fallback_used, original_error), warnings and timings in ms. If even the standard search fails,
         the answer is {"memories": [], "status": "error", "message": ...} with metadata.fallback_failed."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.search_memories(
-            caller, query, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters, limit=limit,
-            threshold=threshold, keyword_search=keyword_search, rerank=rerank, filter_memories=filter_memories))
+        return call(tools.search_memories, ctx, query, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                    filters=filters, limit=limit, threshold=threshold, keyword_search=keyword_search, rerank=rerank,
+                    filter_memories=filter_memories)
 
     @server.tool(annotations=read_only)
     def search_documents(
@@ -152,15 +151,13 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         """Find the document pages most related to a query (late-interaction MaxSim), best first, with
         their text, page number, document and collection, raw_score and normalized_score (0..1); with
         keyword_search also keyword_score and the hybrid_score they are ranked by."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.search_documents(caller, query, collection_name=collection_name, top_k=top_k,
-                                                    query_filter=query_filter, keyword_search=keyword_search))
+        return call(tools.search_documents, ctx, query, collection_name=collection_name, top_k=top_k,
+                    query_filter=query_filter, keyword_search=keyword_search)
 
     @server.tool(annotations=read_only)
     def get_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
         """One memory by id: its text, scope, metadata and timestamps."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.get_memory(caller, memory_id))
+        return call(tools.get_memory, ctx, memory_id)
 
     @server.tool(annotations=read_only)
     def list_memories(
@@ -174,9 +171,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
                                                            "(contradicted or retracted)")] = False,
     ) -> dict[str, Any]:
         """Every memory of a scope, newest first (optionally filtered by metadata or fields)."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.list_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                 filters=filters, limit=limit, include_invalid=include_invalid))
+        return call(tools.list_memories, ctx, user_id=user_id, agent_id=agent_id, run_id=run_id, filters=filters,
+                    limit=limit, include_invalid=include_invalid)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
@@ -187,14 +183,12 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         metadata: Annotated[Optional[dict[str, Any]], Field(description="new metadata (replaces the old)")] = None,
     ) -> dict[str, Any]:
         """Change a memory's text and/or metadata. The old text stays in its history. Returns the memory."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.update_memory(caller, memory_id, text=text, metadata=metadata))
+        return call(tools.update_memory, ctx, memory_id, text=text, metadata=metadata)
 
     @server.tool(annotations=destructive)
     def delete_memory(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
         """Delete one memory (its history is kept)."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.delete_memory(caller, memory_id))
+        return call(tools.delete_memory, ctx, memory_id)
 
     @server.tool(annotations=destructive)
     def delete_all_memories(
@@ -206,15 +200,13 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     ) -> dict[str, Any]:
         """Delete every memory of a scope (the server's default user when no scope is given), or only
         those matching filters. History is kept. Returns how many were deleted."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.delete_all_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                       filters=filters))
+        return call(tools.delete_all_memories, ctx, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                    filters=filters)
 
     @server.tool(annotations=read_only)
     def memory_history(ctx: Context, memory_id: MemoryId) -> dict[str, Any]:
         """Every change of a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.memory_history(caller, memory_id))
+        return call(tools.memory_history, ctx, memory_id)
 
     @server.tool(annotations=read_only)
     def should_search_memory(
@@ -230,9 +222,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         我们), references to earlier turns, requests to choose for the user (recommend, 推荐); never for
         small talk. With user_id / agent_id it also weighs what that scope holds (no memories: no
         search). Ask it before search_memory_with_context."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.should_search_memory(caller, conversation, system_prompt=system_prompt,
-                                                        explain=explain, user_id=user_id, agent_id=agent_id))
+        return call(tools.should_search_memory, ctx, conversation, system_prompt=system_prompt, explain=explain,
+                    user_id=user_id, agent_id=agent_id)
 
     @server.tool(annotations=read_only)
     def search_memory_with_context(
@@ -250,10 +241,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         meaning of its recent turns, so paraphrases are found. Returns search_terms and matches grouped as
         agent_profile_matches, agent_event_matches, user_profile_matches, user_event_matches (each with
         content, match_score, matched_terms), and total_matches."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.search_memory_with_context(
-            caller, conversation, system_prompt=system_prompt, user_id=user_id, agent_id=agent_id,
-            max_results=max_results))
+        return call(tools.search_memory_with_context, ctx, conversation, system_prompt=system_prompt, user_id=user_id,
+                    agent_id=agent_id, max_results=max_results)
 
     # -- maintenance (seed 002) ----------------------------------------------------------------
 
@@ -270,9 +259,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         """Keep the newest keep_latest valid memories of a scope and invalidate the older ones (their
         text stays in history; list_memories with include_invalid shows them). Returns each memory
         invalidated (results) and how many were kept."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.cleanup_old_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                        keep_latest=keep_latest, dry_run=dry_run))
+        return call(tools.cleanup_old_memories, ctx, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                    keep_latest=keep_latest, dry_run=dry_run)
 
     @server.tool(annotations=destructive)
     def merge_similar_memories(
@@ -288,9 +276,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         (the more specific one, or the configured LLM's merge); the others are invalidated and their
         texts kept in history. Memories that contradict each other are never merged (kept_apart).
         Returns each merge (results: id, memory, previous_memory, merged), kept_apart and failed."""
-        caller = resolve(ctx)
-        return _call(lambda: tools.merge_similar_memories(caller, user_id=user_id, agent_id=agent_id, run_id=run_id,
-                                                          threshold=threshold, dry_run=dry_run))
+        return call(tools.merge_similar_memories, ctx, user_id=user_id, agent_id=agent_id, run_id=run_id,
+                    threshold=threshold, dry_run=dry_run)
 
     return server
 

@@ -77,6 +77,13 @@ class Searcher:
         given = dict(zip(STAGES, (keyword_search, rerank, filter_memories)))
         return {name: validation.flag(value, name, getattr(settings, name)) for name, value in given.items()}
 
+    def is_quick(self, query: Any, keyword_search: bool | None = None, rerank: bool | None = None,
+                 filter_memories: bool | None = None) -> bool:
+        """Whether a search with these flags asks for no optional stage and its query's vector is cached."""
+        if any(self.flags(keyword_search, rerank, filter_memories).values()):
+            return False
+        return isinstance(query, str) and self.embeddings.has_query(query)
+
     def query(self, text: str, flags: dict[str, bool]) -> Query:
         """The query with its vector (from the cache when the text was asked before)."""
         if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():

@@ -52,14 +52,28 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-class RequestContext:
+class HttpMiddleware:
+    """A middleware of HTTP requests: other scopes (lifespan, websocket) and the requests ``passes``
+    names go through untouched; the rest to ``handle``."""
+
     def __init__(self, app: ASGIApp):
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or self.passes(scope):
             await self.app(scope, receive, send)
             return
+        await self.handle(scope, receive, send)
+
+    def passes(self, scope: Scope) -> bool:
+        return False
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class RequestContext(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         offered = _header(scope, b"x-request-id")
         request_id = offered if offered and _CLIENT_REQUEST_ID.match(offered) else uuid.uuid4().hex
         scope[REQUEST_ID] = request_id
@@ -95,15 +109,12 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body is larger than the limit of {limit:,} bytes")
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     def __init__(self, app: ASGIApp, max_bytes: int):
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _header(scope, b"content-length")
         if declared is not None:
             try:
@@ -139,16 +150,16 @@ def bearer_key(scope: Scope) -> str | None:
     return key.strip() if key and key.strip() else None
 
 
-class Authenticate:
+class Authenticate(HttpMiddleware):
     def __init__(self, app: ASGIApp, keys: KeyStore | None, *, no_auth_tenant: str | None = None):
-        self.app = app
+        super().__init__(app)
         self.keys = keys
         self.no_auth = Principal(tenant=no_auth_tenant, admin=True) if no_auth_tenant else None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES):
-            await self.app(scope, receive, send)
-            return
+    def passes(self, scope: Scope) -> bool:
+        return scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = self.no_auth
         if principal is None:
             key = bearer_key(scope)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.core.changes import AddRecord, ChangeSet, Delete, Invalidate, Update
 from memlane.core.query import Query
 from memlane.store.scope_counts import ScopeCount
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,16 @@ class Store(Protocol):
 
     def reset(self) -> None: ...
 
-    def document_store(self, tenant: str = "default") -> Any:
-        """The document collections (``memlane.Documents``) sharing this store's file or database."""
-
     def close(self) -> None: ...
+
+
+class SharedDatabase(Protocol):
+    """What a memory store lends tables kept beside its own in the same file or database (the
+    document collections of ``documents/``, which find theirs by ``provider``)."""
+
+    #: the ``vector_store.provider`` the store is (``STORES``): ``"sqlite"``, ``"postgres"``
+    provider: str
+
+    def transaction(self, work: Callable[[Any], T], *, write: bool) -> T:
+        """``work(connection)`` in one transaction of this store: a write transaction (the store's write
+        lock) when ``write``, else a read that sees one state."""

@@ -372,6 +372,8 @@ class PostgresDatabase:
 class PostgresStore(SqlMemoryStore):
     """One tenant's memories in a ``PostgresDatabase``. ``owns_database``: ``close`` closes the pool too."""
 
+    #: ``vector_store.provider`` (``SharedDatabase``: the document store beside it is found by it)
+    provider = "postgres"
     TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
               "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
               "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
@@ -645,12 +647,10 @@ class PostgresStore(SqlMemoryStore):
         where = f"?schema={self.db.schema}" if self.db.schema != "public" else ""
         return f"{self.db.location}{where}#tenant={self.tenant}"
 
-    def document_store(self, tenant: str = "default") -> Any:
-        """The document collections in this store's database, rows of its own tenant (``tenant`` is not used:
-        a PostgreSQL store is bound to one)."""
-        from memlane.documents.store_postgres import PostgresDocumentStore
-
-        return PostgresDocumentStore(self)
+    def transaction(self, work: Callable[[psycopg.Connection], T], *, write: bool) -> T:
+        """``work`` on a pooled connection for tables kept in this database (``SharedDatabase``), with
+        the store's transaction and retry rules (``_run``)."""
+        return self._run(work, write=write)
 
     def close(self) -> None:
         if self._closed:

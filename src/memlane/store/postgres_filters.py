@@ -48,6 +48,8 @@ class PostgresFilterCompiler(FilterCompiler):
     SQL template (see ``casefold_sql``)."""
 
     NOW = NOW_SQL
+    TEXT = "%s::text"
+    DISTINCT = "IS DISTINCT FROM"
 
     def __init__(self, columns: Mapping[str, str], documents: Mapping[str, str], casefold: str = "lower({})"):
         super().__init__(columns, documents)
@@ -55,32 +57,13 @@ class PostgresFilterCompiler(FilterCompiler):
 
     # -- plain text columns (declared COLLATE "C": byte order, as in SQLite) ----
 
-    def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
-        if op == "exists":
-            return f"{col} IS NOT NULL"
-        if op == "eq" and value is None:
-            return f"{col} IS NULL"
-        if op == "ne":
-            params.append(value)
-            return f"{col} IS DISTINCT FROM %s::text"
-        if op in ("in", "nin"):
-            present = [v for v in value if v is not None]
-            parts = []
-            if present:
-                params.append(present)
-                parts.append(f"{col} = ANY(%s::text[])")
-            if len(present) < len(value):
-                parts.append(f"{col} IS NULL")
-            clause = "(" + " OR ".join(parts) + ")" if parts else "FALSE"
-            return clause if op == "in" else f"NOT COALESCE({clause}, FALSE)"
-        if op == "contains":
-            params.append(value)
-            return f"strpos({col}, %s::text) > 0"
-        if op == "icontains":
-            params.append(value.casefold())
-            return f"strpos({self.casefold.format(col)}, %s::text) > 0"
-        params.append(value)
-        return f"{col} {_SQL_OPS[op]} %s::text"
+    def _one_of(self, col: str, values: list[Any], params: list[Any]) -> str:
+        params.append(values)
+        return f"{col} = ANY(%s::text[])"
+
+    def _substring(self, col: str, value: str, params: list[Any], *, fold: bool) -> str:
+        params.append(value.casefold() if fold else value)
+        return f"strpos({self.casefold.format(col) if fold else col}, %s::text) > 0"
 
     # -- paths into a jsonb document --------------------------------------------
 
@@ -94,18 +77,13 @@ class PostgresFilterCompiler(FilterCompiler):
         params.append(Jsonb(value))
         return f"({at} @> %s::jsonb)"
 
-    def _json(self, doc: str, path: tuple[str, ...], op: str, value: Any, params: list[Any]) -> str:
-        if op == "exists":
-            if len(path) == 1:  # a top-level key: the GIN index answers ``?``
-                params.append(path[0])
-                return f"({doc} ? %s::text)"
-            return f"{self._at(doc, path, params)} IS NOT NULL"
-        if op == "ne":
-            return f"NOT COALESCE({self._json(doc, path, 'eq', value, params)}, FALSE)"
-        if op == "nin":
-            return f"NOT COALESCE({self._json(doc, path, 'in', value, params)}, FALSE)"
-        if op == "in":
-            return self._json_in(doc, path, value, params)
+    def _json_exists(self, doc: str, path: tuple[str, ...], params: list[Any]) -> str:
+        if len(path) == 1:  # a top-level key: the GIN index answers ``?``
+            params.append(path[0])
+            return f"({doc} ? %s::text)"
+        return f"{self._at(doc, path, params)} IS NOT NULL"
+
+    def _json_compare(self, doc: str, path: tuple[str, ...], op: str, value: Any, params: list[Any]) -> str:
         if op == "eq":
             if value is None:
                 return f"COALESCE(jsonb_typeof({self._at(doc, path, params)}), 'null') = 'null'"

@@ -118,7 +118,8 @@ class SqlMemoryStore(SqlGraph, SqlAddJournal):
         return sql, list(self._t(*params))
 
     def _record(self, row: Sequence[Any]) -> MemoryRecord:
-        return MemoryRecord(*row[:10], metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
+        return MemoryRecord(*row[:5], user_id=row[5], agent_id=row[6], run_id=row[7], actor_id=row[8], role=row[9],
+                            metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
                             invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]))
 
     def _history_row(self, memory_id: str, event: str, old: str | None, new: str | None, at: str,

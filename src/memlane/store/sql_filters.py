@@ -27,6 +27,10 @@ class FilterCompiler(ABC):
 
     TRUE = "TRUE"
     FALSE = "FALSE"
+    #: a bound text value (PostgreSQL casts it: ``%s::text``)
+    TEXT = "?"
+    #: NULL-safe inequality (``a IS NOT b`` / ``a IS DISTINCT FROM b``)
+    DISTINCT = "IS NOT"
     #: the current time as stored timestamps write it (``filters.NOW``)
     NOW = ""
 
@@ -59,10 +63,56 @@ class FilterCompiler(ABC):
         """How this dialect's ``_json`` takes a path into a document."""
         return segments
 
-    @abstractmethod
     def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
-        """One comparison on a column, its value bound in ``params``."""
+        """One comparison on a (text) column, its value bound in ``params``: NULL-safe ``ne``; ``in`` and
+        ``nin`` with None among the values match the NULL column."""
+        if op == "exists":
+            return f"{col} IS NOT NULL"
+        if op == "eq" and value is None:
+            return f"{col} IS NULL"
+        if op == "ne":
+            params.append(value)
+            return f"{col} {self.DISTINCT} {self.TEXT}"
+        if op in ("in", "nin"):
+            present = [v for v in value if v is not None]
+            parts = [self._one_of(col, present, params)] if present else []
+            if len(present) < len(value):
+                parts.append(f"{col} IS NULL")
+            clause = "(" + " OR ".join(parts) + ")" if parts else self.FALSE
+            return clause if op == "in" else f"NOT COALESCE({clause}, {self.FALSE})"
+        if op in ("contains", "icontains"):
+            return self._substring(col, value, params, fold=op == "icontains")
+        params.append(value)
+        return f"{col} {SQL_OPS[op]} {self.TEXT}"
 
     @abstractmethod
+    def _one_of(self, col: str, values: list[Any], params: list[Any]) -> str:
+        """``col`` is one of ``values`` (none of them None)."""
+
+    @abstractmethod
+    def _substring(self, col: str, value: str, params: list[Any], *, fold: bool) -> str:
+        """``value`` occurs in ``col`` (``fold``: after case folding both)."""
+
     def _json(self, doc: str, path: Any, op: str, value: Any, params: list[Any]) -> str:
-        """One comparison (or JSON-document lookup) at ``path`` in the JSON document ``doc``."""
+        """One comparison (or JSON-document lookup) at ``path`` in the JSON document ``doc``: ``ne`` and
+        ``nin`` are the exact complements of ``eq`` and ``in`` (a missing key matches them)."""
+        if op == "exists":
+            return self._json_exists(doc, path, params)
+        if op in ("ne", "nin"):
+            positive = self._json(doc, path, "eq" if op == "ne" else "in", value, params)
+            return f"NOT COALESCE({positive}, {self.FALSE})"
+        if op == "in":
+            return self._json_in(doc, path, value, params)
+        return self._json_compare(doc, path, op, value, params)
+
+    @abstractmethod
+    def _json_exists(self, doc: str, path: Any, params: list[Any]) -> str:
+        """``path`` is present in ``doc``."""
+
+    @abstractmethod
+    def _json_in(self, doc: str, path: Any, values: Any, params: list[Any]) -> str:
+        """The value at ``path`` is one of ``values``."""
+
+    @abstractmethod
+    def _json_compare(self, doc: str, path: Any, op: str, value: Any, params: list[Any]) -> str:
+        """Any other comparison at ``path``: equality, order, containment, case-folded match."""

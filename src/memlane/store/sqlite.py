@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -106,6 +105,8 @@ def register_functions(con: sqlite3.Connection) -> None:
 
 
 class SQLiteStore(SqlMemoryStore):
+    #: ``vector_store.provider`` (``SharedDatabase``: the document store beside it is found by it)
+    provider = "sqlite"
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
               "adds": "adds",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
@@ -143,7 +144,7 @@ class SQLiteStore(SqlMemoryStore):
             con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_dtype', ?)", (vector_dtype,))
         # The dtype chosen when the file was created wins; the setting only applies to new stores.
         self.dtype = vectors.DTYPES[self._run(lambda con: self._meta(con, ("vector_dtype",)))["vector_dtype"]]
-        self._matrix = VectorMatrix(self)
+        self._matrix = VectorMatrix(self._connect, self._dims, self.dtype)
         self._keyword_stats = keyword_stats.ScopeStats()
 
     @property
@@ -390,11 +391,11 @@ class SQLiteStore(SqlMemoryStore):
             records = self._records_by_rowid(con, [rows[i][0] for i in columns])
         return [records[rows[i][0]] for i in columns], scores[:, columns]
 
-    def document_store(self, tenant: str = "default") -> Any:
-        """The document collections kept in this store's file (``memlane.Documents``), rows of ``tenant``."""
-        from memlane.documents.store_sqlite import SQLiteDocumentStore
-
-        return SQLiteDocumentStore(self, tenant)
+    def transaction(self, work: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        """``work`` on this store's connection for tables kept in its file (``SharedDatabase``): under
+        BEGIN IMMEDIATE (the store's write lock) when ``write``, else in one read snapshot."""
+        with (self._write() if write else self._snapshot()) as con:
+            return work(con)
 
     def close(self) -> None:
         self._closed = True

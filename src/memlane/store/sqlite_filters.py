@@ -36,45 +36,24 @@ class SqliteFilterCompiler(FilterCompiler):
 
     # -- plain text columns ------------------------------------------------
 
-    def _column(self, col: str, op: str, value: Any, params: list[Any]) -> str:
-        if op == "exists":
-            return f"{col} IS NOT NULL"
-        if op == "eq" and value is None:
-            return f"{col} IS NULL"
-        if op == "ne":
-            params.append(value)
-            return f"{col} IS NOT ?"
-        if op in ("in", "nin"):
-            present = [v for v in value if v is not None]
-            parts = []
-            if present:
-                params.extend(present)
-                parts.append(f"{col} IN ({','.join('?' * len(present))})")
-            if len(present) < len(value):
-                parts.append(f"{col} IS NULL")
-            clause = "(" + " OR ".join(parts) + ")" if parts else "0"
-            return clause if op == "in" else f"NOT COALESCE({clause}, 0)"
-        if op == "contains":
-            params.append(value)
-            return f"instr({col}, ?) > 0"
-        if op == "icontains":
+    def _one_of(self, col: str, values: list[Any], params: list[Any]) -> str:
+        params.extend(values)
+        return f"{col} IN ({','.join('?' * len(values))})"
+
+    def _substring(self, col: str, value: str, params: list[Any], *, fold: bool) -> str:
+        if fold:
             params.append(json.dumps(value))
             return f"{JSON_FUNCTION}(json_quote({col}), 'icontains', ?)"
         params.append(value)
-        return f"{col} {_SQL_OPS[op]} ?"
+        return f"instr({col}, ?) > 0"
 
     # -- paths into a JSON document -----------------------------------------
 
-    def _json(self, doc: str, path: str, op: str, value: Any, params: list[Any]) -> str:
-        if op == "exists":
-            params.append(path)
-            return f"json_type({doc}, ?) IS NOT NULL"
-        if op == "ne":
-            return f"NOT COALESCE({self._json(doc, path, 'eq', value, params)}, 0)"
-        if op == "nin":
-            return f"NOT COALESCE({self._json(doc, path, 'in', value, params)}, 0)"
-        if op == "in":
-            return self._json_in(doc, path, value, params)
+    def _json_exists(self, doc: str, path: str, params: list[Any]) -> str:
+        params.append(path)
+        return f"json_type({doc}, ?) IS NOT NULL"
+
+    def _json_compare(self, doc: str, path: str, op: str, value: Any, params: list[Any]) -> str:
         if op == "eq" and isinstance(value, (list, dict)):
             op = "eq_json"
         if op in ("eq", "gt", "gte", "lt", "lte"):

@@ -6,14 +6,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
 from memlane.core import vectors
-
-if TYPE_CHECKING:
-    from memlane.store.sqlite import SQLiteStore
 
 
 def _grown(rows: int) -> int:
@@ -33,8 +30,12 @@ class VectorMatrix:
     changed or the dimensions differ, it reads everything again. Candidates are taken
     best-first and checked against the filter in SQL, widening until ``limit`` pass."""
 
-    def __init__(self, store: SQLiteStore):
-        self.store = store
+    def __init__(self, connect: Callable[[], sqlite3.Connection], dims: Callable[[], int], dtype: np.dtype):
+        """``connect``: a new connection to the store's file (the matrix reads on one of its own);
+        ``dims``: the store's vector dimensions when it reads; ``dtype``: how its vectors are stored."""
+        self._connect = connect
+        self._dims = dims
+        self.dtype = dtype
         self._lock = threading.Lock()
         self.rebuilds = 0  # full reads so far (tests check that writes take the incremental path)
         self._reset()
@@ -58,7 +59,7 @@ class VectorMatrix:
     def _refresh(self) -> None:
         """Bring the matrix up to the latest commit. Caller holds ``_lock``."""
         if self._con is None:
-            self._con = self.store._connect()
+            self._con = self._connect()
         con = self._con
         con.execute("BEGIN")
         try:
@@ -75,18 +76,18 @@ class VectorMatrix:
         self.rebuilds += 1
         seq = con.execute("SELECT coalesce(max(seq), 0) FROM memory_changes").fetchone()[0]
         rows = con.execute("SELECT rowid, id, vector FROM memories ORDER BY rowid").fetchall()
-        n, dims = len(rows), self.store._dims()
+        n, dims = len(rows), self._dims()
         capacity = _grown(n)  # room for appends: growing means copying the whole matrix
         self._rowids = np.empty(capacity, dtype=np.int64)
         self._rowids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self._ids = [r[1] for r in rows]
-        if self.store.dtype == np.float32:  # one copy of the blobs, into memory numpy may write to
+        if self.dtype == np.float32:  # one copy of the blobs, into memory numpy may write to
             spare = bytes((capacity - n) * dims * 4)
             self._matrix = np.frombuffer(bytearray().join([*(r[2] for r in rows), spare]),
                                          dtype=np.float32).reshape(capacity, dims)
         else:
             self._matrix = np.empty((capacity, dims), dtype=np.float32)
-            self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.store.dtype)
+            self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.dtype)
         self._alive = np.zeros(capacity, dtype=bool)
         self._alive[:n] = True
         self._n, self._dead, self._seq = n, 0, seq
@@ -116,7 +117,7 @@ class VectorMatrix:
         return True
 
     def _blob_ok(self, blob: bytes) -> bool:
-        return self._matrix is not None and len(blob) == self._matrix.shape[1] * self.store.dtype.itemsize
+        return self._matrix is not None and len(blob) == self._matrix.shape[1] * self.dtype.itemsize
 
     def _apply_changes(self, con: sqlite3.Connection, changed: list[int]) -> bool:
         rowids = self._rowids[:self._n]
@@ -137,7 +138,7 @@ class VectorMatrix:
                     self._alive[i] = False
                     self._dead += 1
             elif self._blob_ok(blob):
-                self._matrix[i] = vectors.from_blobs([blob], self._matrix.shape[1], self.store.dtype)[0]
+                self._matrix[i] = vectors.from_blobs([blob], self._matrix.shape[1], self.dtype)[0]
             else:
                 return False
         return True
@@ -149,7 +150,7 @@ class VectorMatrix:
         if n + k > len(self._rowids):
             self._resize(_grown(n + k))
         self._rowids[n:n + k] = [r[0] for r in rows]
-        self._matrix[n:n + k] = vectors.from_blobs([r[2] for r in rows], self._matrix.shape[1], self.store.dtype)
+        self._matrix[n:n + k] = vectors.from_blobs([r[2] for r in rows], self._matrix.shape[1], self.dtype)
         self._alive[n:n + k] = True
         self._ids.extend(r[1] for r in rows)
         self._n = n + k
