@@ -24,6 +24,9 @@ from memlane.core.errors import MemoryNotFoundError
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
+from memlane.background import formation as background
+from memlane.background.formation import FormsInBackground
+from memlane.background.workers import Workers
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
@@ -36,7 +39,7 @@ from memlane.retrieval.searcher import Searcher
 from memlane.store import Store, check_dims, create_store
 
 
-class Memory(Closing):
+class Memory(FormsInBackground, Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
 
@@ -48,9 +51,11 @@ class Memory(Closing):
         store: Store | None = None,
         engine: Engine | None = None,
         tenant: str | None = None,
+        background: bool = True,
     ):
         """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
-        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
+        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given.
+        ``background``: it forms its async adds itself (False: a server's or ``memlane worker``'s do)."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.store = store or create_store(self.config, None, tenant)
@@ -66,12 +71,16 @@ class Memory(Closing):
         self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
                       if self.config.enable_graph else None)
         #: memory formation (``ingest/formation.py``): what an add writes besides its messages
-        self.formation = Formation(self.config, self.embeddings, self.store, self.engine)
+        self.formation = Formation(self.config, self.embeddings, self.store, self.engine, self.graph)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
         #: each add exactly once (``ingest/adds.py``); what a crash left half-done is completed now
-        self.adds = Adds(self.config, self.embeddings, self.store, self.formation, self.graph)
+        self.adds = Adds(self.store, self.formation)
         self.adds.recover()
+        self.background = background
+        #: called after an async add queued its job (a server wakes its workers; background/)
+        self.on_queued: Callable[[], None] | None = None
+        self._workers: Workers | None = None
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -91,6 +100,7 @@ class Memory(Closing):
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
         timestamp: int | float | str | date | datetime | None = None,
+        async_mode: bool = False,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
@@ -116,15 +126,22 @@ class Memory(Closing):
         ``skipped`` (``infer=True``) each message that changed nothing, with why:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
 
+        ``async_mode=True`` answers at once (``PENDING``, an ``event_id`` for ``event``); what was sent is
+        searchable at once, formed in the background (docs/deployment.md).
+
         Each add happens exactly once (``ingest/adds.py``): if the process dies after the messages are
         kept, the add is completed when the store next opens or by the next add in its scope. A call
         with an ``idempotency_key`` (any string of 1-256 characters, unique per add) that comes again
-        returns the first call's result and stores nothing twice; the same key with another request
-        is an ``InvalidInputError``.
-        """
+        returns the first call's result (an async add's: its event) and stores nothing twice; the same
+        key with another request is an ``InvalidInputError``."""
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits, timestamp)
-        return self.adds.add(call, validation.idempotency_key(idempotency_key))
+        key = validation.idempotency_key(idempotency_key)
+        if validation.flag(async_mode, "async_mode", False):
+            answer = self.adds.queue(call, key, lambda kept, record: background.enqueue(self, call, kept, record))
+            self._queued()
+            return answer
+        return self.adds.add(call, key)
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:
@@ -420,6 +437,9 @@ class Memory(Closing):
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
         self.store.close()
 
 

@@ -44,6 +44,9 @@ SCOPE_COLUMNS = ("user_id", "agent_id", "run_id")
 TIME_COLUMNS = ("created_at", "updated_at", "valid_to")
 MEMORY_COLUMNS = ("id", "memory", "hash", *SCOPE_COLUMNS, "actor_id", "role", "memory_type", *TIME_COLUMNS)
 MESSAGE_COLUMNS = ("id", *SCOPE_COLUMNS, "role", "name", "content", "created_at")
+#: columns memlane's own conditions use and the filter language does not name (a user's key of that
+#: name is a metadata path): ``event_id`` marks a provisional memory (core/jobs.py)
+INTERNAL_MEMORY_COLUMNS = ("event_id",)
 
 #: A filter's size limits (module docstring): JSON levels (two per AND / OR / NOT: the key and its list),
 #: comparisons, and values in lists. SQLite's parser stops at about 90 nested parentheses and its

@@ -15,8 +15,9 @@ fails or the process dies), then what they formed. ``Adds`` makes the pair behav
 4. **Retry.** An add with an ``idempotency_key`` already journaled answers the first call's outcome
    (completing it first if its process died); the same key with a different request is an error.
 
-A queue of adds formed later (async adds) is the same journal: ``journal`` without forming, then a
-worker ``claim``s and ``complete``s the records.
+An async add (``add(async_mode=True)``, ``background/``) keeps its messages and its job in one
+transaction, so it needs no recovery here; with a key it is journaled in that transaction as done
+with its answer (``PENDING`` and the event id), and a retry answers that event (``queue``).
 """
 
 from __future__ import annotations
@@ -27,22 +28,18 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memlane.core import filters as flt
 from memlane.core import timeutil
 from memlane.core.arguments import AddCall
-from memlane.core.changes import PENDING, AddDone, AddRecord, ChangeSet
-from memlane.core.config import MemoryConfig
+from memlane.core.changes import DONE, PENDING, AddDone, AddRecord, ChangeSet
 from memlane.core.errors import AddAlreadyDone, AddInProgress, AddKeyTaken, IdempotencyKeyReused
-from memlane.core.graph_models import GraphChanges
 from memlane.core.ids import new_id
 from memlane.core.models import Message, MessageRecord
-from memlane.embeddings import Embeddings
-from memlane.ingest import records as ingest_records
 from memlane.ingest.formation import Formation
-from memlane.ingest.types import FormationFailed
 
 log = logging.getLogger("memlane.adds")
 
@@ -94,9 +91,11 @@ def owner_alive(owner: str | None) -> bool | None:
     return not parts[2] or _start_time(pid) == parts[2]
 
 
-def fingerprint(call: AddCall) -> str:
-    """The request an idempotency key stands for: the same key must come with the same request."""
-    return hashlib.sha256(json.dumps(request(call), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def fingerprint(call: AddCall, queued: bool = False) -> str:
+    """The request an idempotency key stands for: the same key must come with the same request
+    (``queued``: an async add)."""
+    body = {**request(call), "queued": True} if queued else request(call)
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def request(call: AddCall) -> dict[str, Any]:
@@ -109,13 +108,9 @@ def request(call: AddCall) -> dict[str, Any]:
 class Adds:
     """The add path of one ``Memory``: its store, formation and graph memory."""
 
-    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, formation: Formation,
-                 graph: Any = None):
-        self.config = config
-        self.embeddings = embeddings
+    def __init__(self, store: Any, formation: Formation):
         self.store = store
         self.formation = formation
-        self.graph = graph
         self.owner = this_process()
         self._completed = 0
 
@@ -134,15 +129,33 @@ class Adds:
             return self.add(call, key)
         return self._complete_or_release(record, call, [m.created_at for m in kept])
 
-    def journal_record(self, call: AddCall, key: str | None) -> tuple[AddRecord, list[MessageRecord]]:
+    def journal_record(self, call: AddCall, key: str | None, queued: bool = False
+                       ) -> tuple[AddRecord, list[MessageRecord]]:
         now = timeutil.now_iso()
         kept = call.message_records(now)
         body = request(call)
         del body["messages"]  # stored as the messages themselves
-        record = AddRecord(id=new_id(), fingerprint=fingerprint(call), request=body,
+        record = AddRecord(id=new_id(), fingerprint=fingerprint(call, queued), request=body,
                            message_ids=[m.id for m in kept], created_at=now, key=key, owner=self.owner,
                            lease_until=_later(LEASE), **call.ids)
         return record, kept
+
+    def queue(self, call: AddCall, key: str | None,
+              enqueue: Callable[[list[MessageRecord], AddRecord | None], dict[str, Any]]) -> dict[str, Any]:
+        """An async add (``add(async_mode=True)``): ``enqueue(kept, record)`` keeps the messages and the
+        add's job in one transaction, and writes ``record`` with them when the call has a key: the add
+        journaled done with the answer (``PENDING``, the event id), so a retry answers the same event."""
+        if key is None:
+            return enqueue(call.message_records(timeutil.now_iso()), None)
+        found = self.store.add_record(key=key)
+        if found is not None:
+            return self._replay(found, call, queued=True)
+        record, kept = self.journal_record(call, key, queued=True)
+        record.status, record.owner, record.lease_until = DONE, None, None
+        try:
+            return enqueue(kept, record)
+        except AddKeyTaken:  # a concurrent call with the same key journaled first
+            return self.queue(call, key, enqueue)
 
     def complete(self, record: AddRecord, call: AddCall | None = None, times: list[str] | None = None
                  ) -> dict[str, Any]:
@@ -224,9 +237,9 @@ class Adds:
             self.release(record.id)
             raise
 
-    def _replay(self, record: AddRecord, call: AddCall) -> dict[str, Any]:
+    def _replay(self, record: AddRecord, call: AddCall, queued: bool = False) -> dict[str, Any]:
         """The outcome of the first call with ``record``'s key (waiting for it, or completing it)."""
-        if record.fingerprint != fingerprint(call):
+        if record.fingerprint != fingerprint(call, queued):
             raise IdempotencyKeyReused(f"idempotency key {record.key!r} was used for another add (other messages, "
                                        "scope or options); use a new key for a new add", field="idempotency_key")
         deadline = time.monotonic() + WAIT_SECONDS
@@ -259,23 +272,8 @@ class Adds:
     def _form(self, call: AddCall, message_ids: list[str], times: list[str]) -> tuple[dict[str, Any], ChangeSet]:
         """What the add writes besides its messages, and its outcome (``Memory.add``'s result); ``times``:
         when each message was said."""
-        outcome: dict[str, Any] = {"results": [], "status": "ok", "facts": [], "unchanged": [],
-                                   "message_ids": message_ids}
-        if call.memory_type == "procedural":
-            try:
-                drafts = self.formation.procedural(call, message_ids, max(times))
-            except FormationFailed as exc:
-                return {**outcome, "status": "failed", "reason": str(exc)}, ChangeSet()
-        elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids, times)
-        else:
-            graph = GraphChanges()
-            if self.graph is not None:  # relations are written with the memories, or alone when formation fails
-                graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            return outcome, self.formation.form(call, message_ids, outcome, graph, max(times)) or ChangeSet()
-        records = ingest_records.records(drafts, self.embeddings, self.config.retrieval)
-        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
-        return outcome, ChangeSet(inserts=records)
+        changes, outcome = self.formation.decide(call, message_ids, times)
+        return outcome, changes
 
 
 def _later(delta: timedelta) -> str:

@@ -7,7 +7,8 @@
 | a method the path does not serve        | 405, ``Allow`` lists every method of the path |
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
-| ``MemoryNotFoundError``                 | 404 |
+| ``MemoryNotFoundError``, ``EventNotFoundError`` | 404 |
+| ``MaintenanceBusyError`` (that scope's maintenance runs already) | 409 |
 | ``AddInProgress`` (same Idempotency-Key, first still running) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
@@ -31,6 +32,8 @@ from starlette.routing import Match
 from memlane.core.errors import (
     AddInProgress,
     EmbeddingError,
+    EventNotFoundError,
+    MaintenanceBusyError,
     FilterError,
     InvalidInputError,
     MemlaneError,
@@ -132,6 +135,14 @@ async def _not_found(request: Request, exc: MemoryNotFoundError) -> JSONResponse
     return _error(404, f"Memory not found: no memory with id {exc.memory_id!r}", field="memory_id")
 
 
+async def _event_not_found(request: Request, exc: EventNotFoundError) -> JSONResponse:
+    return _error(404, f"Event not found: {exc}", field="event_id")
+
+
+async def _busy(request: Request, exc: MaintenanceBusyError) -> JSONResponse:
+    return _error(409, str(exc))
+
+
 async def _in_progress(request: Request, exc: AddInProgress) -> JSONResponse:
     return _error(409, str(exc), headers={"Retry-After": "1"}, field="idempotency_key")
 
@@ -181,6 +192,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(InvalidInputError, _invalid_input)  # type: ignore[arg-type]
     app.add_exception_handler(MemoryNotFoundError, _not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(EventNotFoundError, _event_not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(MaintenanceBusyError, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(AddInProgress, _in_progress)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(MemlaneError, _server_fault)  # type: ignore[arg-type]

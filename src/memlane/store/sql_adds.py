@@ -39,7 +39,8 @@ class SqlAddJournal(SqlDialect):
                          lease_until=row[11], created_at=row[12], updated_at=row[13])
 
     def write_journal(self, con: Con, record: AddRecord) -> None:
-        """Journal a pending add in the caller's transaction; ``AddKeyTaken`` if its key is journaled."""
+        """Journal an add in the caller's transaction (pending; an async add's done with its answer);
+        ``AddKeyTaken`` if its key is journaled."""
         if record.key is not None and con.execute(
                 self._sql("SELECT 1 FROM {adds} WHERE {tenant}key = %s"), self._t(record.key)).fetchone():
             raise AddKeyTaken(record.key)
@@ -48,7 +49,8 @@ class SqlAddJournal(SqlDialect):
                                   " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"),
                         self._t(record.id, record.key, record.fingerprint, record.user_id, record.agent_id,
                                 record.run_id, self._json_in(record.request), self._list_in(record.message_ids),
-                                PENDING, None, record.owner, record.lease_until, record.created_at,
+                                record.status, self._json_in(record.outcome) if record.outcome is not None else None,
+                                record.owner, record.lease_until, record.created_at,
                                 record.updated_at or record.created_at))
         except self.INTEGRITY_ERRORS:  # a concurrent call with the same key committed first (PostgreSQL)
             raise AddKeyTaken(record.key or record.id) from None
