@@ -225,3 +225,26 @@ def test_an_add_whose_formation_raised_is_completed_by_the_next_add_in_its_scope
     assert memory.store.pending_adds() == []
     assert sorted(r["memory"] for r in memory.get_all(user_id="u")["results"]) == ["I cycle to work",
                                                                                    "My bike is blue"]
+
+
+def test_an_async_add_with_a_key_answers_its_event_again(backend, hashing_embedder):
+    """``async_mode`` with an ``idempotency_key``: the repeat answers the first call's event (one job,
+    one message, formed once); the key with a synchronous add is another request."""
+    import time
+
+    config = {**backend(), "background": {"poll_seconds": 0.05, "retry_seconds": 0}}
+    with Memory(config, embedder=hashing_embedder) as memory:
+        first = memory.add("My bike is blue", user_id="u", infer=False, async_mode=True, idempotency_key="q")
+        assert first["status"] == "PENDING"
+        assert memory.add("My bike is blue", user_id="u", infer=False, async_mode=True, idempotency_key="q") == first
+        with pytest.raises(InvalidInputError) as info:
+            memory.add("My bike is blue", user_id="u", infer=False, idempotency_key="q")
+        assert info.value.field == "idempotency_key"
+        deadline = time.monotonic() + 60
+        while memory.event(first["event_id"])["status"] not in ("SUCCEEDED", "FAILED"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert memory.event(first["event_id"])["status"] == "SUCCEEDED"
+        assert memory.add("My bike is blue", user_id="u", infer=False, async_mode=True, idempotency_key="q") == first
+        assert [r["memory"] for r in memory.get_all(user_id="u")["results"]] == ["My bike is blue"]
+        assert len(memory.get_messages(user_id="u")) == 1
