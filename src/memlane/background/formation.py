@@ -107,7 +107,7 @@ def call_json(call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
     return {**call.ids, "messages": [m.model_dump(exclude_none=True) for m in call.messages],
             "message_ids": [m.id for m in kept], "times": [m.created_at for m in kept], "metadata": call.metadata,
             "promoted": call.promoted, "infer": call.infer, "memory_type": call.memory_type,
-            "expires": call.expires, "said_at": call.said_at}
+            "expires": call.expires, "prompt": call.prompt, "said_at": call.said_at}
 
 
 def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str], list[str]]:
@@ -116,7 +116,7 @@ def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str],
     call = AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
                    metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
                    infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires"),
-                   said_at=data.get("said_at"))
+                   prompt=data.get("prompt"), said_at=data.get("said_at"))
     return call, list(data["message_ids"]), list(data.get("times") or call.times(queued_at))
 
 

@@ -102,7 +102,8 @@ def request(call: AddCall) -> dict[str, Any]:
     """What completing the add needs besides its messages (those are stored), as JSON."""
     return {"ids": call.ids, "messages": [[m.role, m.content, m.name, m.created_at] for m in call.messages],
             "metadata": call.metadata, "promoted": call.promoted, "infer": call.infer,
-            "memory_type": call.memory_type, "expires": call.expires, "said_at": call.said_at}
+            "memory_type": call.memory_type, "expires": call.expires, "prompt": call.prompt,
+            "said_at": call.said_at}
 
 
 class Adds:
@@ -266,7 +267,7 @@ class Adds:
         messages = [Message(role=m.role, content=m.content, name=m.name) for m in stored]
         call = AddCall(ids=body["ids"], messages=messages, metadata=body["metadata"], promoted=body["promoted"],
                        infer=body["infer"], memory_type=body["memory_type"], expires=body["expires"],
-                       said_at=body.get("said_at"))
+                       prompt=body.get("prompt"), said_at=body.get("said_at"))
         return call, [m.created_at for m in stored]
 
     def _form(self, call: AddCall, message_ids: list[str], times: list[str]) -> tuple[dict[str, Any], ChangeSet]:
