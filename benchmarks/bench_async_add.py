@@ -97,6 +97,8 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=2, help="alternating async / sync blocks")
     parser.add_argument("--workers", type=int, default=8, help="background.workers of the server")
     parser.add_argument("--postgres", action="store_true", help="the bundled PostgreSQL instead of SQLite")
+    parser.add_argument("--embedder", default=None,
+                        help="the embedder's provider (default: the configuration's default model; local: all-MiniLM-L6-v2)")
     parser.add_argument("--out")
     args = parser.parse_args()
 
@@ -104,7 +106,8 @@ def main() -> int:
     llm_server, formation = slow_llm.start(delay=args.llm_delay)
     home = Path(tempfile.mkdtemp(prefix="bench-async-"))
     config = home / "config.json"
-    config.write_text(json.dumps({"llm": slow_llm.llm_config(llm_server), "background": {"workers": args.workers}}))
+    config.write_text(json.dumps({"llm": slow_llm.llm_config(llm_server), "background": {"workers": args.workers},
+                                  **({"embedder": {"provider": args.embedder}} if args.embedder else {})}))
     port = free_port()
     server = start_server(home, port, workers=1, extra=["--no-auth", *(["--postgres"] if args.postgres else [])],
                           config=config)
@@ -132,6 +135,7 @@ def main() -> int:
         sync_ms = summary([s * 1000 for s in sync_s])
         report = {
             "benchmark": "async add", "machine": facts, "backend": "postgres" if args.postgres else "sqlite",
+            "embedder": args.embedder or "default",
             "llm_delay_s": args.llm_delay, "clients": args.clients, "workers": args.workers,
             "async_add_ms": async_ms, "sync_add_ms": sync_ms,
             "sync_over_async_p50": round(sync_ms["p50"] / async_ms["p50"], 1) if async_ms["p50"] else None,

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from memlane import Memory
+from memlane.core import config as config_mod
 from memlane.core.errors import InvalidInputError
 from memlane.documents import Documents
 from memlane.embeddings.hashing import HashingEmbedder
@@ -183,3 +184,20 @@ def test_the_tenants_commands(deployment, pg, hashing_embedder, cli, tmp_path):
     assert {"tenant": "acme", "database": "b", "state": "active", "memories": 1} in listed
     failed = cli("--config", path, "tenants", "move", "acme", "b", ok=False)
     assert failed.exit_code == 1 and "already lives in b" in failed.output
+
+
+def test_the_model_a_deployment_was_filled_with_is_found_in_every_database(deployment, pg, hashing_embedder):
+    """A server chooses the model its stores were filled with (``recorded_embedders``): still so when every
+    tenant has moved out of the home database."""
+    from memlane.store import recorded_embedders
+
+    config, schema, other = deployment
+    placement = postgres_placement(postgres_settings(config["vector_store"]["config"]))
+    with Memory(config, embedder=hashing_embedder, tenant="acme") as memory:
+        memory.add("I live in Paris", user_id="alice", infer=False)
+    assert recorded_embedders(config_mod.load(config)) == [hashing_embedder.name]
+    move_tenant(placement, "acme", "b")
+    assert recorded_embedders(config_mod.load(config)) == [hashing_embedder.name]
+    placement.close()
+    placement.home.close()
+

@@ -165,16 +165,18 @@ def recorded_embedders(config: MemoryConfig, home: Path | None = None) -> list[s
     names: list[str] = []
     settings = postgres_config(config)
     if settings is not None:
-        try:
-            import psycopg
+        import psycopg
 
-            with psycopg.connect(settings.resolved_dsn(), connect_timeout=int(settings.connect_timeout)) as con:
-                con.execute(f'SET search_path TO "{settings.schema_name}"')
-                names = [row[0] for row in con.execute(
-                    "SELECT value FROM memlane_meta WHERE key = 'embedder' ORDER BY tenant <> %s, tenant",
-                    (settings.tenant,)).fetchall()]
-        except Exception:  # no such table yet, or no server: nothing recorded that could be read
-            return []
+        # the home database first, then the others tenants may have moved to (``databases``)
+        for dsn in [settings.resolved_dsn(), *settings.databases.values()]:
+            try:
+                with psycopg.connect(dsn, connect_timeout=int(settings.connect_timeout)) as con:
+                    con.execute(f'SET search_path TO "{settings.schema_name}"')
+                    names += [row[0] for row in con.execute(
+                        "SELECT value FROM memlane_meta WHERE key = 'embedder' ORDER BY tenant <> %s, tenant",
+                        (settings.tenant,)).fetchall()]
+            except Exception:  # no such table yet, or no server: nothing recorded that could be read
+                continue
         return names
     if STORES.canonical(config.vector_store.provider) != "sqlite":
         return []
