@@ -192,9 +192,10 @@ def test_an_add_completed_after_a_crash_keeps_its_said_time(backend, kind):
         assert sorted(r["id"] for r in retried["results"]) == sorted(r["id"] for r in items)
 
 
-def test_an_add_whose_formation_raised_is_completed_by_its_retry(memory, monkeypatch):
-    """A formation that raises (the embedding provider down) leaves the add's messages kept and the add
-    released: its retry completes it at once (no wait for the first call), and stores it once."""
+def test_an_add_whose_formation_raised_forms_nothing_later_and_its_retry_adds_it_once(memory, monkeypatch):
+    """A formation that raises to its caller (the embedding provider down) keeps the messages and forms
+    nothing, then or later: neither the next add in the scope nor reopening completes it behind the
+    caller's back; the retry with its key adds it once, as one without a key does."""
     from memlane.core.errors import EmbeddingError
 
     documents = memory.embeddings.documents
@@ -205,25 +206,15 @@ def test_an_add_whose_formation_raised_is_completed_by_its_retry(memory, monkeyp
     monkeypatch.setattr(memory.embeddings, "documents", down)
     with pytest.raises(EmbeddingError):
         memory.add("My bike is blue", user_id="u", infer=False, idempotency_key="e")
-    assert len(memory.store.pending_adds()) == 1 and len(memory.get_messages(user_id="u")) == 1
-    monkeypatch.setattr(memory.embeddings, "documents", documents)
-    retried = memory.add("My bike is blue", user_id="u", infer=False, idempotency_key="e")
-    assert [r["memory"] for r in retried["results"]] == ["My bike is blue"]
-    assert memory.store.pending_adds() == [] and len(memory.get_messages(user_id="u")) == 1
-    assert [r["id"] for r in memory.get_all(user_id="u")["results"]] == [retried["results"][0]["id"]]
-
-
-def test_an_add_whose_formation_raised_is_completed_by_the_next_add_in_its_scope(memory, monkeypatch):
-    from memlane.core.errors import EmbeddingError
-
-    documents = memory.embeddings.documents
-    monkeypatch.setattr(memory.embeddings, "documents", lambda texts: (_ for _ in ()).throw(EmbeddingError("down")))
     with pytest.raises(EmbeddingError):
-        memory.add("My bike is blue", user_id="u", infer=False)
+        memory.add("I cycle to work", user_id="u", infer=False)
+    assert memory.store.pending_adds() == [] and len(memory.get_messages(user_id="u")) == 2
     monkeypatch.setattr(memory.embeddings, "documents", documents)
-    memory.add("I cycle to work", user_id="u", infer=False)
-    assert memory.store.pending_adds() == []
-    assert sorted(r["memory"] for r in memory.get_all(user_id="u")["results"]) == ["I cycle to work",
+    memory.add("I read on the train", user_id="u", infer=False)
+    assert [r["memory"] for r in memory.get_all(user_id="u")["results"]] == ["I read on the train"]
+    retried = memory.add("My bike is blue", user_id="u", infer=False, idempotency_key="e")
+    assert memory.add("My bike is blue", user_id="u", infer=False, idempotency_key="e") == retried
+    assert sorted(r["memory"] for r in memory.get_all(user_id="u")["results"]) == ["I read on the train",
                                                                                    "My bike is blue"]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _print_json, _state, command, console
 
@@ -16,6 +15,8 @@ FileArg = typer.Argument(..., help="the backup file", dir_okay=False)
 def _summary(verb: str, report: dict) -> None:
     what = (", ".join(f"{tenant}: {counts.get('memories', 0):,} memories" for tenant, counts in report["tenants"].items())
             or "no memories")
+    from rich.markup import escape  # rich only when printing
+
     console.print(f"{verb} {escape(report['file'])} ({report['backend']}, schema {report['schema_version']}, "
                   f"{report['bytes']:,} bytes): {escape(what)}" + ("; API keys" if report["keys"] else ""),
                   highlight=False)

@@ -9,7 +9,7 @@ fails or the process dies), then what they formed. ``Adds`` makes the pair behav
    changes and sets the record done with the call's outcome, on the condition that it is still
    pending (``AddAlreadyDone``: someone else completed it; this one's writes roll back).
 3. **Recover.** A pending record whose owner is gone (a process on this host that no longer runs,
-   another host's whose lease ran out, or none: released by a process whose formation raised) is
+   another host's whose lease ran out, or none: released by a recovery whose formation raised) is
    completed from its stored request and messages: when a ``Memory`` opens the store, and by the
    next add in its scope, before that add.
 4. **Retry.** An add with an ``idempotency_key`` already journaled answers the first call's outcome
@@ -128,7 +128,11 @@ class Adds:
             self.store.apply(ChangeSet(messages=kept, journal=record))
         except AddKeyTaken:  # a concurrent call with the same key journaled first
             return self.add(call, key)
-        return self._complete_or_release(record, call, [m.created_at for m in kept])
+        try:
+            return self.complete(record, call, [m.created_at for m in kept])
+        except BaseException:
+            self.drop(record.id)
+            raise
 
     def journal_record(self, call: AddCall, key: str | None, queued: bool = False
                        ) -> tuple[AddRecord, list[MessageRecord]]:
@@ -198,10 +202,19 @@ class Adds:
                                     ("run_id", record.run_id)) if v}, record.owner)
         return self._complete_or_release(record)
 
+    def drop(self, add_id: str) -> None:
+        """End an add whose formation raised to its caller (a provider down, a bug): its messages stay
+        kept and it forms nothing, as the caller was told; a retry (with its key or not) adds it anew.
+        Nothing completes it behind the caller's back."""
+        try:
+            self.store.apply(ChangeSet(done=AddDone(add_id, {}, keep=False)))
+        except Exception:  # the store itself failed (or the add was completed meanwhile)
+            log.exception("could not end the failed add %s", add_id)
+
     def release(self, add_id: str) -> None:
-        """Give up a pending add this process could not complete (its formation raised: a provider
-        down, a bug): a retry with its key, the next add in its scope or the next open completes it,
-        instead of it waiting for this process to end."""
+        """Give up a recovered add this process could not complete (its formation raised: a provider
+        down): the next add in its scope, a retry with its key or the next open tries again, instead of
+        it waiting for this process to end."""
         try:
             self.store.claim_add(add_id, self.owner, None, None)
         except Exception:  # the store itself failed: the add is recovered when this process ends
@@ -230,10 +243,9 @@ class Adds:
 
     # -- internals --------------------------------------------------------------------------------
 
-    def _complete_or_release(self, record: AddRecord, call: AddCall | None = None,
-                             times: list[str] | None = None) -> dict[str, Any]:
+    def _complete_or_release(self, record: AddRecord) -> dict[str, Any]:
         try:
-            return self.complete(record, call, times)
+            return self.complete(record)
         except BaseException:
             self.release(record.id)
             raise

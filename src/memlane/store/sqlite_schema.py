@@ -301,7 +301,7 @@ MIGRATIONS: list[list[str]] = [
     # the add journal (store/sql_adds.py): each add's request, messages, idempotency key and outcome,
     # pending between the transaction keeping its messages and the one writing what they formed
     [
-        """CREATE TABLE adds (
+        """CREATE TABLE IF NOT EXISTS adds (
             id TEXT PRIMARY KEY,
             key TEXT UNIQUE,
             fingerprint TEXT NOT NULL,
@@ -317,8 +317,8 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL,
             updated_at TEXT NOT NULL
         ) WITHOUT ROWID""",
-        "CREATE INDEX adds_pending ON adds(created_at) WHERE status = 'pending'",
-        "CREATE INDEX adds_done ON adds(updated_at) WHERE status = 'done'",
+        "CREATE INDEX IF NOT EXISTS adds_pending ON adds(created_at) WHERE status = 'pending'",
+        "CREATE INDEX IF NOT EXISTS adds_done ON adds(updated_at) WHERE status = 'done'",
     ],
 ]
 
