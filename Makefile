@@ -48,9 +48,12 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not model and not postgres"
 
-# The API and MCP fuzz tests with many examples per operation / tool (make test runs a few).
+# The REST API fuzzed by schemathesis from its OpenAPI schema (every phase, every check but
+# positive_data_acceptance; two tenants' keys; SQLite and PostgreSQL) and the MCP tools with random
+# arguments, 200 examples per operation / tool (make test runs a short version).
 fuzz: install
-	MEMLANE_FUZZ_EXAMPLES=$${MEMLANE_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -q tests/test_fuzz_api.py tests/test_fuzz_mcp.py
+	MEMLANE_FUZZ_EXAMPLES=$${MEMLANE_FUZZ_EXAMPLES:-200} MEMLANE_FUZZ_BACKENDS=$${MEMLANE_FUZZ_BACKENDS:-sqlite,postgres} \
+	  $(BIN)/python -m pytest -q -s tests/server/test_fuzz_api.py tests/server/test_fuzz_mcp.py
 
 # The engine benchmarks (core, retrieval, formation, graph, agent context, late interaction); the server load run is
 # make bench-server; the PostgreSQL and document-store runs are run by hand (benchmarks/README.md). Figures: benchmarks/RESULTS.md.

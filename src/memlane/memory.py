@@ -30,6 +30,7 @@ from memlane.background.workers import Workers
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
+from memlane.ingest.adds import Adds
 from memlane.ingest.formation import Formation
 from memlane.ingest.types import Engine
 from memlane.maintenance.maintainer import Maintainer, reembed_store
@@ -73,6 +74,9 @@ class Memory(FormsInBackground, Closing):
         self.formation = Formation(self.config, self.embeddings, self.store, self.engine, self.graph)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
+        #: each add exactly once (``ingest/adds.py``); what a crash left half-done is completed now
+        self.adds = Adds(self.store, self.formation)
+        self.adds.recover()
         self.background = background
         #: called after an async add queued its job (a server wakes its workers; background/)
         self.on_queued: Callable[[], None] | None = None
@@ -98,6 +102,7 @@ class Memory(FormsInBackground, Closing):
         prompt: str | None = None,
         timestamp: int | float | str | date | datetime | None = None,
         async_mode: bool = False,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -124,20 +129,21 @@ class Memory(FormsInBackground, Closing):
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
 
         ``async_mode=True`` answers at once (``PENDING``, an ``event_id`` for ``event``); what was sent is
-        searchable at once, formed in the background (docs/deployment.md)."""
+        searchable at once, formed in the background (docs/deployment.md).
+
+        Each add happens exactly once (``ingest/adds.py``): if the process dies after the messages are
+        kept, the add is completed when the store next opens or by the next add in its scope. A call
+        with an ``idempotency_key`` (any string of 1-256 characters, unique per add) that comes again
+        returns the first call's result (an async add's: its event) and stores nothing twice; the same
+        key with another request is an ``InvalidInputError``."""
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits, prompt, timestamp)
-        kept = call.message_records(timeutil.now_iso())
-        times = [m.created_at for m in kept]
+        key = validation.idempotency_key(idempotency_key)
         if validation.flag(async_mode, "async_mode", False):
-            answer = background.enqueue(self, call, kept)
+            answer = self.adds.queue(call, key, lambda kept, record: background.enqueue(self, call, kept, record))
             self._queued()
             return answer
-        self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
-        changes, outcome = self.formation.decide(call, [m.id for m in kept], times)
-        if changes:
-            self.store.apply(changes)
-        return outcome
+        return self.adds.add(call, key)
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
                messages: Sequence[MessageRecord] = ()) -> list[MemoryRecord]:

@@ -93,7 +93,7 @@ def bash(code: str, **kwargs) -> subprocess.CompletedProcess:
 @pytest.mark.model
 def test_python_blocks_run_in_order(workdir):
     code = [b for b in blocks("python") if "MemoryClient" not in b]  # the mem0 client needs the server below
-    assert len(code) == 10  # a new block is run too; a lost one fails here
+    assert len(code) == 11  # a new block is run too; a lost one fails here
     namespace: dict = {"__name__": "__readme__"}
     for block in code:
         exec(compile(block, "README.md", "exec"), namespace)
@@ -107,10 +107,10 @@ def test_python_blocks_run_in_order(workdir):
 def test_shell_blocks_run(workdir):
     shell = [b for b in blocks("bash") if "memlane serve" not in b and "curl" not in b]
     assert shell and any("memlane add" in b for b in shell)
-    for block in shell:
-        out = bash(block)
-    assert "memlane " in out.stdout  # the last line: memlane --version
+    outputs = {block: bash(block).stdout for block in shell}
+    assert any(b.rstrip().endswith("memlane --version") and "memlane " in out for b, out in outputs.items())
     assert (workdir / "alice.jsonl").exists()
+    assert (workdir / "restored-home" / "memlane.db").exists()  # the backup block restored the home
 
 
 def _port_free(port: int) -> bool:

@@ -176,3 +176,15 @@ def test_update_history_delete_and_their_failures(caller):
     with pytest.raises(ToolFailure, match="invalid metadata"):
         tools.add_memory(caller, "x", metadata={"user_id": "mallory"})
     assert tools.delete_all_memories(caller)["deleted"] == 2  # the default user's remaining memories
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: tools.add_memory(c, "I like tea\ud800", user_id="alice"),
+    lambda c: tools.add_memory(c, "I like tea", user_id="alice", metadata={"k": ["\ud800"]}),
+    lambda c: tools.search_memories(c, "tea", user_id="alice", filters={"k\ud800": 1}),
+], ids=["content", "metadata", "filter key"])
+def test_a_lone_surrogate_is_a_tool_failure_and_stores_nothing(caller, call):
+    before = caller.memory.get_all(user_id="alice")["results"]
+    with pytest.raises(ToolFailure, match="surrogate"):
+        call(caller)
+    assert caller.memory.get_all(user_id="alice")["results"] == before

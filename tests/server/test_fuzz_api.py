@@ -1,96 +1,81 @@
-"""Property-based fuzzing of the REST API from its own OpenAPI schema (schemathesis), against a
-real server on loopback with the keys of two tenants.
+"""The REST API fuzzed from its own OpenAPI schema by schemathesis, as its command line runs it,
+against a real server on loopback: every operation, every phase (coverage: boundary values, wrong
+types, undeclared methods; fuzzing; stateful: sequences following the schema's links) and every
+check but ``positive_data_acceptance``, plus ``support/fuzz_checks.py`` (no stack trace; errors are JSON
+naming the field). The run must end with no failure and no error.
 
-Every operation gets ``MEMLANE_FUZZ_EXAMPLES`` generated requests (few in ``make test``, many in
-``make fuzz``), sent with each tenant's key. Besides schemathesis's own checks (no 5xx, status codes,
-content types and bodies as the schema declares them, invalid requests rejected), every answer is
-checked by ``no_traceback`` and ``errors_are_json_naming_the_field``.
+``make test`` runs a short version (``MEMLANE_FUZZ_EXAMPLES``, default 3 per operation, with an admin
+key on SQLite); ``make fuzz`` runs 200 per operation with the keys of two tenants, on SQLite and
+PostgreSQL (``MEMLANE_FUZZ_BACKENDS``).
 
-Not checked: that every schema-valid request succeeds (schemathesis's ``positive_data_acceptance``).
-Some rules are beyond JSON Schema and answer 400/422 on purpose: a scope needs one of user_id,
-agent_id, run_id; a filter must parse in memlane's filter language; an update needs text or
-metadata. Those answers are documented and checked like every other."""
+Not checked: that every schema-valid request succeeds (``positive_data_acceptance``). Some rules are
+beyond JSON Schema and answer 400/422 on purpose: a scope needs one of user_id, agent_id, run_id; a
+filter must parse in memlane's filter language; an update needs text or metadata. Those answers are
+documented and checked like every other. A rejection may also be 413 (a body over the server's limit)
+or 414 (a URL over the HTTP parser's), both documented."""
 
 from __future__ import annotations
 
-import json
 import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-import schemathesis
-from hypothesis import HealthCheck, given, settings
 
-from schemathesis.specs.openapi.checks import positive_data_acceptance
-
+from memlane.hosting.keys import KeyStore
 from support.server_fixtures import start
 
-EXAMPLES = int(os.environ.get("MEMLANE_FUZZ_EXAMPLES", "8"))
-TENANTS = ("fuzz-a", "fuzz-b")
+EXAMPLES = int(os.environ.get("MEMLANE_FUZZ_EXAMPLES", "3"))
+TENANTS = ("fuzz-a", "fuzz-b") if EXAMPLES >= 50 else ("fuzz-a",)
+BACKENDS = os.environ.get("MEMLANE_FUZZ_BACKENDS", "sqlite").split(",")
+SEED = os.environ.get("MEMLANE_FUZZ_SEED", "20260301")
+TESTS = Path(__file__).resolve().parents[1]
+CONFIG = """
+[checks.negative_data_rejection]
+expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 414, 415, 422]
+"""
 
 
-@pytest.fixture(scope="module")
-def fuzz_server(tmp_path_factory, embedder):
-    home = tmp_path_factory.mktemp("fuzz-home")
-    server, app = start(home, embedder, max_body_bytes=64 * 1024, mcp_user_id="fuzz-user")
+@pytest.fixture(scope="module", params=BACKENDS)
+def fuzz_server(request, tmp_path_factory, embedder):
+    home = tmp_path_factory.mktemp(f"fuzz-home-{request.param}")
+    config = request.getfixturevalue("pg").config() if request.param == "postgres" else None
+    server, _ = start(home, embedder, config=config, max_body_bytes=64 * 1024, mcp_user_id="fuzz-user")
+    keys = KeyStore(home / "keys.db")
+    try:
+        tokens = [keys.create(tenant, admin=(tenant == TENANTS[0]))[0] for tenant in TENANTS]
+    finally:
+        keys.close()
     with server:
-        from memlane.hosting.keys import KeyStore
-
-        keys = KeyStore(home / "keys.db")
-        try:
-            tokens = [keys.create(tenant, admin=(tenant == TENANTS[0]))[0] for tenant in TENANTS]
-        finally:
-            keys.close()
         yield server.url, tokens
 
 
-def no_traceback(ctx, response, case) -> None:
-    """No answer shows Python internals."""
-    text = response.text
-    for mark in ("Traceback (most recent call last)", 'File "/', "site-packages"):
-        assert mark not in text, f"the answer shows a stack trace ({mark!r})"
+def schemathesis_run(url: str, token: str, workdir: Path) -> subprocess.CompletedProcess:
+    (workdir / "schemathesis.toml").write_text(CONFIG)
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "support.fuzz_checks",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(workdir / "schemathesis.toml"), "run",
+               f"{url}/openapi.json", "-H", f"Authorization: Bearer {token}", "--checks", "all",
+               "--exclude-checks", "positive_data_acceptance", "--max-examples", str(EXAMPLES), "--seed", SEED,
+               "--workers", "1",  # CPython's parser is not thread-safe under hypothesis's lambda descriptions
+               "--request-timeout", "120", "--max-response-time", "600", "--generation-database", "none",
+               "--no-color", "--output-truncate", "true"]
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=6 * 3600)
 
 
-def errors_are_json_naming_the_field(ctx, response, case) -> None:
-    """4xx and 5xx answers are JSON with a ``detail``; 400 and 422 name the field at fault, and a
-    5xx carries the request id."""
-    if response.status_code < 400:
-        return
-    try:
-        body = json.loads(response.text)
-    except ValueError:
-        raise AssertionError(f"{response.status_code} answer is not JSON: {response.text[:200]!r}") from None
-    assert isinstance(body, dict) and body.get("detail"), f"{response.status_code} answer has no detail: {body}"
-    if response.status_code in (400, 422):
-        assert isinstance(body.get("field"), str) and body["field"], f"{response.status_code} names no field: {body}"
-    if response.status_code >= 500:
-        assert body.get("request_id"), f"{response.status_code} answer has no request_id: {body}"
-
-
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=list(HealthCheck))
-
-
-def test_every_operation_of_the_api(fuzz_server):
+def test_every_operation_every_phase_every_check(fuzz_server, tmp_path):
     url, tokens = fuzz_server
-    schema = schemathesis.openapi.from_url(url + "/openapi.json")
-    operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) >= 30  # the whole API, not a corner of it
-    failures = {}
-    for operation in operations:
-        @given(case=operation.as_strategy())
-        @SETTINGS
-        def fuzz(case):
-            for token in tokens:
-                headers = {"Authorization": f"Bearer {token}"}
-                response = case.call(base_url=url, headers=headers, timeout=120)
-                case.validate_response(response, headers=headers, excluded_checks=[positive_data_acceptance],
-                                       additional_checks=[no_traceback, errors_are_json_naming_the_field])
-
-        try:
-            fuzz()
-        except (Exception, BaseExceptionGroup) as exc:  # every operation is fuzzed; failures are reported together
-            failures[operation.label] = f"{type(exc).__name__}: {exc}"
-    assert not failures, "\n\n".join(f"{label}\n{failure}" for label, failure in failures.items())
+    for token in tokens:
+        done = schemathesis_run(url, token, tmp_path)
+        summary = done.stdout[-3000:]
+        assert done.returncode == 0, f"schemathesis failed:\n{done.stdout[-20000:]}\n{done.stderr[-5000:]}"
+        tested = re.search(r"Tested: (\d+)", done.stdout)
+        cases = re.search(r"(\d+) generated, (\d+) passed", done.stdout)
+        assert tested and int(tested.group(1)) >= 40, summary  # the whole API, not a corner of it
+        assert cases and cases.group(1) == cases.group(2), summary
+        print(f"schemathesis ({url}): {cases.group(0)}")
 
 
 # what the fuzzer found: a null scope id was a 500 (pydantic applied max_length to None)
@@ -104,5 +89,5 @@ def test_a_null_scope_id_is_absent_not_a_server_fault(fuzz_server, path, body):
     import httpx
 
     url, tokens = fuzz_server
-    response = httpx.post(url + path, json=body, headers={"Authorization": f"Bearer {tokens[1]}"}, timeout=120)
+    response = httpx.post(url + path, json=body, headers={"Authorization": f"Bearer {tokens[-1]}"}, timeout=120)
     assert response.status_code == 400 and response.json()["field"] == "user_id", response.text

@@ -84,3 +84,21 @@ def test_every_tool_with_random_arguments(live, caplog):  # noqa: F811
     assert outcomes[True] > 0 and outcomes[False] > 0 and sum(outcomes.values()) >= len(TOOL_NAMES) * len(keys)
     unexpected = [r.getMessage() for r in caplog.records if r.name.startswith("memlane") and r.levelno >= logging.ERROR]
     assert not unexpected, unexpected
+
+
+@pytest.mark.parametrize("name, arguments, field", [
+    ("add_memory", {"messages": "I like tea\x00", "user_id": "mcp-text"}, "messages[0].content"),
+    ("add_memory", {"messages": "I like tea", "user_id": "mcp-text", "metadata": {"k\x00": 1}}, "metadata"),
+    ("search_memories", {"query": "tea", "user_id": "mcp-text", "filters": {"k": {"in": ["\x00"]}}}, "filters"),
+    ("get_memory", {"memory_id": "abc\x00"}, "memory_id"),
+])
+def test_unstorable_text_is_a_tool_error_naming_the_field(live, name, arguments, field):  # noqa: F811
+    """The MCP face refuses what the SDK and REST refuse (a NUL here: the client cannot send a lone
+    surrogate, tests/mcp has those), stores nothing and keeps serving."""
+    key = live.key("mcp-text", admin=True)
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_client(live.url, key)) as client:
+        result = portal.call(client.call_tool, name, arguments)
+        text = " ".join(getattr(block, "text", "") for block in result.content)
+        assert result.is_error and field in text and ("NUL" in text or "surrogate" in text), text
+        listed = portal.call(client.call_tool, "list_memories", {"user_id": "mcp-text"})
+        assert not listed.is_error and listed.structured_content["results"] == []

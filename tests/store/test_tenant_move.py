@@ -112,7 +112,8 @@ def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, has
         back = move_tenant(placement, "acme", "home")  # and back again
         assert back.rows == report.rows | {"memlane_memories": back.rows["memlane_memories"],
                                            "memlane_history": back.rows["memlane_history"],
-                                           "memlane_messages": back.rows["memlane_messages"]}
+                                           "memlane_messages": back.rows["memlane_messages"],
+                                           "memlane_adds": back.rows["memlane_adds"]}
         assert _rows(other, schema, "acme") == {} and _rows(pg.url, schema, "acme")
         assert set(acknowledged) <= {m["id"] for m in memory.get_all(user_id="dave", limit=10_000)["results"]}
         placement.close()

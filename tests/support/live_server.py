@@ -12,6 +12,8 @@ import time
 
 import uvicorn
 
+from memlane.server.http_protocol import uvicorn_options
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -25,7 +27,7 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=5)
+                                timeout_graceful_shutdown=5, **uvicorn_options())
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
         self.startup_timeout = startup_timeout

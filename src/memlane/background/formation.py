@@ -16,7 +16,7 @@ from typing import Any
 from memlane.background.workers import Workers
 from memlane.core import timeutil, validation
 from memlane.core.arguments import AddCall
-from memlane.core.changes import ChangeSet
+from memlane.core.changes import AddRecord, ChangeSet
 from memlane.core.errors import EventNotFoundError
 from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, Job, JobDone, order_key
 from memlane.core.models import Message, MessageRecord, NewMemory
@@ -67,17 +67,23 @@ class FormsInBackground:
         fail(self, job, worker, error)
 
 
-def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
+def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord], journal: AddRecord | None = None
+            ) -> dict[str, Any]:
     """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
-    (``PENDING`` with the event id) with the kept message ids and the provisional memories."""
+    (``PENDING`` with the event id) with the kept message ids and the provisional memories. ``journal``:
+    the add's record (``ingest/adds.py``, an add with an idempotency key), written in that transaction
+    with the answer as its outcome."""
     job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
               request=call_json(call, kept))
     provisional = ingest_records.records(_provisional(memory, call, kept, job.id), memory.embeddings,
                                          memory.config.retrieval)
-    memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job]))
-    return {"results": [{"message": QUEUED, "status": "PENDING", "event_id": job.id}], "status": "PENDING",
-            "event_id": job.id, "message_ids": [m.id for m in kept],
-            "provisional": [{"id": r.id, "memory": r.text} for r in provisional]}
+    answer = {"results": [{"message": QUEUED, "status": "PENDING", "event_id": job.id}], "status": "PENDING",
+              "event_id": job.id, "message_ids": [m.id for m in kept],
+              "provisional": [{"id": r.id, "memory": r.text} for r in provisional]}
+    if journal is not None:
+        journal.outcome = answer
+    memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job], journal=journal))
+    return answer
 
 
 def _event_id() -> str:
@@ -101,7 +107,7 @@ def call_json(call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
     return {**call.ids, "messages": [m.model_dump(exclude_none=True) for m in call.messages],
             "message_ids": [m.id for m in kept], "times": [m.created_at for m in kept], "metadata": call.metadata,
             "promoted": call.promoted, "infer": call.infer, "memory_type": call.memory_type,
-            "expires": call.expires, "said_at": call.said_at}
+            "expires": call.expires, "prompt": call.prompt, "said_at": call.said_at}
 
 
 def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str], list[str]]:
@@ -110,7 +116,7 @@ def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str],
     call = AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
                    metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
                    infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires"),
-                   said_at=data.get("said_at"))
+                   prompt=data.get("prompt"), said_at=data.get("said_at"))
     return call, list(data["message_ids"]), list(data.get("times") or call.times(queued_at))
 
 

@@ -7,6 +7,7 @@ Every command calls the same ``Memory`` (or ``Documents``) method the SDK offers
     server.py        serve, mcp
     background.py    worker, event
     database.py      migrate; db upgrade|status
+    backup.py        backup, restore
     context.py       context ...          documents.py   docs ...
     evaluation.py    eval ...             keys.py        keys ...
     tenants.py       tenants list|move
@@ -22,7 +23,7 @@ from typing import Optional
 import typer
 
 # each module registers its commands on ``app`` when imported; the order is the order of ``memlane --help``
-from memlane.cli import memories, maintenance, quickstart, server, background, database  # noqa: F401
+from memlane.cli import memories, maintenance, quickstart, server, background, database, backup  # noqa: F401
 from memlane.cli.base import _json_arg, _state, app
 from memlane.cli.context import context_app
 from memlane.cli.documents import docs_app

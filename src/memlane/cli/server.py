@@ -69,6 +69,7 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
     from memlane.hosting import local_server
     from memlane.server.app import ServerSettings, create_app, is_loopback
     from memlane.server.first_run import active_keys, first_start_key
+    from memlane.server.http_protocol import uvicorn_options
 
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
@@ -92,7 +93,8 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["loggers"]["memlane"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
     if workers == 1:  # on the socket bound above (uvicorn.run would start the app before binding)
-        config = uvicorn.Config(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config)
+        config = uvicorn.Config(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config,
+                                **uvicorn_options())
         server = uvicorn.Server(config)
         server.run(sockets=[sock])
         if not server.started:
@@ -101,7 +103,7 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
         sock.close()
         os.environ.update(settings.to_env())
         uvicorn.run("memlane.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
-                    log_level=log_level, log_config=log_config)
+                    log_level=log_level, log_config=log_config, **uvicorn_options())
 
 
 def _print_started(started: dict[str, Any]) -> None:

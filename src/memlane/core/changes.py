@@ -1,5 +1,6 @@
 """The change-set types: what a formation or maintenance step asks a store to apply in one
-transaction (inserts, updates, invalidations, deletes, messages, idempotency keys, graph changes)."""
+transaction (inserts, updates, invalidations, deletes, messages, idempotency keys, graph changes,
+and the journal of an ``add``)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,50 @@ class Expiry:
     valid_to: str | None
 
 
+#: the states of an ``AddRecord``
+PENDING = "pending"
+DONE = "done"
+
+
+@dataclass(slots=True)
+class AddRecord:
+    """One ``add`` as the store journals it (``store/sql_adds.py``): written in the transaction that
+    keeps the call's messages, ``pending`` until the transaction writing what they formed also sets it
+    ``done`` with the call's outcome. So a crash between the two leaves a pending record to complete
+    (the messages are stored, the request is here), a retry with the same idempotency ``key`` finds the
+    first call's outcome, and completing it twice is impossible (``AddDone``). A queue of adds to form
+    later is the same record, pending until a worker completes it.
+
+    ``owner`` names the process forming it (``host:pid:start``) and ``lease_until`` when another may
+    take it over without knowing whether that process is alive (another host)."""
+
+    id: str
+    fingerprint: str
+    request: dict[str, Any]
+    message_ids: list[str]
+    created_at: str
+    key: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    status: str = PENDING
+    outcome: dict[str, Any] | None = None
+    owner: str | None = None
+    lease_until: str | None = None
+    updated_at: str | None = None
+
+
+@dataclass(slots=True)
+class AddDone:
+    """Complete a pending add with its outcome, in the transaction that writes what it formed.
+    Fails (``AddAlreadyDone``, nothing written) if the add is not pending any more. ``keep``: keep the
+    record with its outcome (an add with an idempotency key, for its retries); else it is removed."""
+
+    id: str
+    outcome: dict[str, Any]
+    keep: bool = True
+
+
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one public call writes. ``keys`` are idempotency keys recorded in
@@ -86,10 +131,14 @@ class ChangeSet:
     keys: list[str] = field(default_factory=list)
     #: entities and relations (graph memory), written in the same transaction
     graph: GraphChanges = field(default_factory=GraphChanges)
+    #: an add to journal with its ``messages`` (``AddKeyTaken`` if its key is), and one to complete
+    journal: AddRecord | None = None
+    done: AddDone | None = None
     jobs: list[Job] = field(default_factory=list)
     job_done: JobDone | None = None
 
     def __bool__(self) -> bool:
         """Whether there is anything to write."""
         return bool(self.inserts or self.updates or self.invalidations or self.expiries or self.deletes
-                    or self.messages or self.keys or self.graph or self.jobs or self.job_done)
+                    or self.messages or self.keys or self.graph or self.jobs or self.job_done
+                    or self.journal or self.done)

@@ -69,5 +69,33 @@ class StoreError(MemlaneError):
     """The storage backend failed in a way the caller cannot fix by changing input."""
 
 
+class AddKeyTaken(StoreError):
+    """An add's idempotency key is journaled already (another call with that key came first)."""
+
+    def __init__(self, key: str):
+        super().__init__(f"an add with idempotency key {key!r} is journaled already")
+        self.key = key
+
+
+class AddAlreadyDone(StoreError):
+    """An add was completed already (by another process, or a recovery), so this completion is void."""
+
+    def __init__(self, add_id: str):
+        super().__init__(f"the add {add_id} is not pending any more")
+        self.add_id = add_id
+
+
+class IdempotencyKeyReused(InvalidInputError):
+    """An idempotency key came back with a different request than its first use."""
+
+
+class AddInProgress(MemlaneError):
+    """An add with this idempotency key is being formed by another live call; retry shortly."""
+
+    def __init__(self, key: str):
+        super().__init__(f"an add with idempotency key {key!r} is still being processed; retry in a moment")
+        self.key = key
+
+
 class UnsupportedInputError(InvalidInputError):
     """The configured provider cannot take this kind of input (e.g. an image for a text-only encoder)."""

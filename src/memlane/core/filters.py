@@ -15,6 +15,12 @@ A field is a record column (``user_id``, ``created_at``, ``memory`` …) or a
 dotted path into the metadata JSON (``prefs.food``; ``metadata.prefs.food`` is
 the same). Anything the parser does not understand raises ``FilterError`` naming
 the offending part; nothing is ever silently ignored.
+
+Size limits, checked before anything is parsed or compiled (every database has a
+statement it cannot run, and a filter is input from anyone): a filter nests at most
+``MAX_DEPTH`` JSON levels (16 levels of AND / OR / NOT), holds at most
+``MAX_CONDITIONS`` comparisons and ``MAX_VALUES`` values in its ``in`` / ``nin`` /
+key lists, and no string in it holds a NUL character or a lone surrogate.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from datetime import date, datetime
 from typing import Any, Union
 
 from memlane.core import timeutil
-from memlane.core.errors import FilterError
+from memlane.core.errors import FilterError, InvalidInputError
+from memlane.core.validation import storable
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
 LOOKUPS = ("key_lookup", "contains", "contained_by", "has_key", "has_keys", "has_any_keys")
@@ -40,6 +47,13 @@ MESSAGE_COLUMNS = ("id", *SCOPE_COLUMNS, "role", "name", "content", "created_at"
 #: columns memlane's own conditions use and the filter language does not name (a user's key of that
 #: name is a metadata path): ``event_id`` marks a provisional memory (core/jobs.py)
 INTERNAL_MEMORY_COLUMNS = ("event_id",)
+
+#: A filter's size limits (module docstring): JSON levels (two per AND / OR / NOT: the key and its list),
+#: comparisons, and values in lists. SQLite's parser stops at about 90 nested parentheses and its
+#: expression trees at 1,000 levels; a long OR of single values is an ``in``.
+MAX_DEPTH = 32
+MAX_CONDITIONS = 500
+MAX_VALUES = 10_000
 
 #: Operators the AST carries beyond the user-facing ones.
 #: ``exists``: field present; ``json_contains`` / ``json_contained_by``: jsonb ``@>`` / ``<@``;
@@ -134,13 +148,37 @@ def parse(
     """Parse a filter dict into an AST. ``None`` and ``{}`` match everything."""
     if filters is None:
         return MATCH_ALL
+    check_size(filters, "filters")
     return _Parser(tuple(columns), tuple(targets)).object(filters, "filters")
+
+
+def check_size(filters: Any, path: str) -> None:
+    """Refuse a filter deeper than ``MAX_DEPTH`` JSON levels, or with a string no store keeps (the
+    one rule of ``validation.storable``), before anything walks it recursively."""
+    try:
+        storable(filters, path, max_depth=MAX_DEPTH)
+    except InvalidInputError as exc:
+        where = exc.field or path
+        raise FilterError(str(exc).removeprefix(f"{where} "), path=where) from None
 
 
 class _Parser:
     def __init__(self, columns: tuple[str, ...], targets: tuple[str, ...]):
         self.columns = columns
         self.targets = targets
+        self.conditions = 0
+        self.values = 0
+
+    def _counted(self, node: Compare, path: str, values: int = 0) -> Compare:
+        self.conditions += 1
+        self.values += values
+        if self.conditions > MAX_CONDITIONS:
+            raise FilterError(f"a filter holds at most {MAX_CONDITIONS} conditions; for many values of one "
+                              "field use {'field': {'in': [...]}}", path=path)
+        if self.values > MAX_VALUES:
+            raise FilterError(f"a filter's in / nin / key lists hold at most {MAX_VALUES:,} values in all",
+                              path=path)
+        return node
 
     # -- objects and logic ---------------------------------------------------
 
@@ -182,7 +220,7 @@ class _Parser:
     def field_clause(self, key: str, value: Any, path: str) -> Node:
         field = self.field(key, path)
         if isinstance(value, str) and value == "*":
-            return Compare(field, "exists")
+            return self._counted(Compare(field, "exists"), path)
         if isinstance(value, Mapping):
             if not value:
                 raise FilterError("empty operator object; give at least one operator", path=path)
@@ -220,7 +258,7 @@ class _Parser:
             arg = self.column_value(field.column, op, arg, path)
         else:
             arg = self.json_value(op, arg, path)
-        return Compare(field, op, arg)
+        return self._counted(Compare(field, op, arg), path, len(arg) if op in ("in", "nin") else 0)
 
     def column_value(self, column: str, op: str, arg: Any, path: str) -> Any:
         def one(value: Any, *, allow_none: bool) -> Any:
@@ -297,21 +335,22 @@ class _Parser:
             _check_json(value, f"{path}.value")
             field = self.field(key, f"{path}.key", target=target)
             if lookup == "key_lookup":  # seed 003: document.metadata->>'key' = 'value'
-                return Compare(field, "key_text", value)
+                return self._counted(Compare(field, "key_text", value), path)
             # seed 003: document.metadata @> {key: value} / document.metadata <@ {key: value}: the whole
             # document is compared (for contained_by, every key of the metadata must be in the value)
             whole = Field(path=(), target=field.target)
             op = "json_contains" if lookup == "contains" else "json_contained_by"
-            return Compare(whole, op, _nest(field.path, value))
+            return self._counted(Compare(whole, op, _nest(field.path, value)), path)
         if has_value:
             raise FilterError(f"{lookup} takes no value", path=f"{path}.value")
         if lookup == "has_key":
             if not isinstance(key, str):
                 raise FilterError(f"has_key takes a single string key, got {_describe(key)}", path=f"{path}.key")
-            return Compare(self.field(key, f"{path}.key", target=target), "exists")
+            return self._counted(Compare(self.field(key, f"{path}.key", target=target), "exists"), path)
         if not isinstance(key, list) or not key or not all(isinstance(k, str) for k in key):
             raise FilterError(f"{lookup} takes a non-empty list of string keys, got {_describe(key)}", path=f"{path}.key")
-        checks = tuple(Compare(self.field(k, f"{path}.key", target=target), "exists") for k in key)
+        checks = tuple(self._counted(Compare(self.field(k, f"{path}.key", target=target), "exists"), path, 1)
+                       for k in key)
         if len(checks) == 1:
             return checks[0]
         return And(checks) if lookup == "has_keys" else Or(checks)

@@ -39,6 +39,54 @@ class Limits:
 
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
+#: How deep a JSON value given as metadata (or any JSON argument) may nest. SQLite's JSON functions
+#: stop at 1,000 levels and Python's encoder at the recursion limit; nobody's metadata needs more.
+MAX_JSON_DEPTH = 64
+
+#: Characters no store keeps: NUL (PostgreSQL refuses it in text and jsonb; SQLite would keep it,
+#: and C strings end at it) and lone surrogates U+D800-U+DFFF (half of a UTF-16 pair: no UTF-8 form).
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable(value: Any, field: str, *, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """The one rule for text that crosses the public API, on every backend alike: no string in
+    ``value`` (a string, or a JSON value with strings as keys and values) holds a NUL character or a
+    lone surrogate, and it nests at most ``max_depth`` levels. Raises ``InvalidInputError`` naming
+    where (``metadata.tags[2]``), before anything is written. Walks without recursion, so any depth
+    is refused cleanly."""
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            _check_chars(item, where)
+        elif isinstance(item, (Mapping, list, tuple)):
+            if depth >= max_depth:
+                raise InvalidInputError(f"{field} nests deeper than {max_depth} levels", field=field)
+            if isinstance(item, Mapping):
+                for key, inner in item.items():
+                    if isinstance(key, str):
+                        _check_chars(key, f"{where} key {key[:40]!r}", field=where)
+                    stack.append((inner, f"{where}.{key}", depth + 1))
+            else:
+                stack.extend((inner, f"{where}[{i}]", depth + 1) for i, inner in enumerate(item))
+
+
+def unstorable(text: str) -> str | None:
+    """What in ``text`` no store keeps ("a NUL character (U+0000) at position 3"), or None."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    what = "a NUL character (U+0000)" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair)"
+    return f"{what} at position {found.start()}"
+
+
+def _check_chars(text: str, where: str, field: str | None = None) -> None:
+    problem = unstorable(text)
+    if problem is not None:
+        raise InvalidInputError(f"{where} contains {problem}; send valid Unicode text without NUL characters",
+                                field=field or where)
+
 
 def tenant_name(value: Any) -> str:
     """A tenant name: 1-64 letters, digits, ``_`` or ``-`` (it names a file)."""
@@ -61,6 +109,7 @@ def identifier(value: Any, field: str, *, required: bool = False) -> str | None:
         raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}", field=field)
     if not value:
         raise InvalidInputError(f"{field} must not be empty", field=field)
+    _check_chars(value, field)
     if any(c.isspace() for c in value):
         raise InvalidInputError(f"{field} must not contain whitespace, got {value!r}", field=field)
     if len(value) > MAX_ID_CHARS:
@@ -71,6 +120,7 @@ def identifier(value: Any, field: str, *, required: bool = False) -> str | None:
 def text(value: Any, field: str, limits: Limits) -> str:
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    _check_chars(value, field)
     if not value.strip():
         raise InvalidInputError(f"{field} must not be empty or whitespace", field=field)
     if len(value) > limits.max_text_chars:
@@ -88,6 +138,7 @@ def metadata(value: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, str]
         return {}, {}
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"metadata must be a dict, got {type(value).__name__}", field="metadata")
+    storable(value, "metadata")
     for key in value:
         if not isinstance(key, str) or not key:
             raise InvalidInputError(f"metadata keys must be non-empty strings, got {key!r}", field="metadata")
@@ -115,10 +166,22 @@ def metadata(value: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, str]
     return stored, promoted
 
 
+def idempotency_key(value: Any, field: str = "idempotency_key") -> str | None:
+    """A key naming one add, so that its retries are applied once: 1-256 characters, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+        raise InvalidInputError(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters, "
+                                f"got {value!r}", field=field)
+    _check_chars(value, field)
+    return value
+
+
 def identifier_text(value: Any, field: str) -> str:
     """A label such as actor_id or role: a non-empty string (spaces allowed)."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
         raise InvalidInputError(f"{field} must be a non-empty string of at most {MAX_ID_CHARS} characters", field=field)
+    _check_chars(value, field)
     return value
 
 
@@ -302,6 +365,7 @@ def conversation(value: Any, system_prompt: Any, limits: Limits, max_chars: int)
     if not isinstance(system_prompt, str):
         raise InvalidInputError(f"system_prompt must be a string, got {type(system_prompt).__name__}",
                                 field="system_prompt")
+    _check_chars(system_prompt, "system_prompt")
     size = len(system_prompt) + sum(len(m.content) for m in turns)
     if size > max_chars:
         raise InvalidInputError(

@@ -137,14 +137,14 @@ class Documents(Closing):
     def update_collection(self, name: str, *, new_name: str | None = None,
                           metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Rename a collection and/or replace its metadata."""
-        name = inputs.name(name, "collection_name")
+        name = inputs.name(name, "collection_name", existing=True)
         new_name = inputs.name(new_name, "name", collection=True) if new_name is not None else None
         metadata = inputs.metadata(metadata, self.settings) if metadata is not None else None
         return _collection_out(self.store.update_collection(name, new_name=new_name, metadata=metadata))
 
     def delete_collection(self, name: str) -> dict[str, Any]:
         """Delete a collection with its documents and pages."""
-        name = inputs.name(name, "collection_name")
+        name = inputs.name(name, "collection_name", existing=True)
         version = self.index.version_before_write()
         removed = self.store.delete_collection(name)
         self.index.after_write(version, removed, [])
@@ -162,7 +162,7 @@ class Documents(Closing):
         (needs an encoder that accepts images). ``progress(stage, done, total)`` is called while pages
         are read and encoded."""
         name = inputs.name(name, "name")
-        collection_name = inputs.name(collection_name, "collection_name")
+        collection_name = inputs.name(collection_name, "collection_name", existing=True)
         stored_metadata = inputs.metadata(metadata, self.settings)
         kind, pages, source = inputs.pages(self.settings, text, file, filename, path, progress)
         self._collection(collection_name)  # unknown collection: fail before the costly encoding
@@ -177,8 +177,8 @@ class Documents(Closing):
         return out
 
     def get_document(self, name: str, collection_name: str, *, expand_pages: bool = False) -> dict[str, Any]:
-        name = inputs.name(name, "document_name")
-        collection_name = inputs.name(collection_name, "collection_name")
+        name = inputs.name(name, "document_name", existing=True)
+        collection_name = inputs.name(collection_name, "collection_name", existing=True)
         document = self.store.document(collection_name, name)
         if document is None:
             self._collection(collection_name)
@@ -197,15 +197,15 @@ class Documents(Closing):
     def update_document(self, name: str, collection_name: str, *, new_name: str | None = None,
                         metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Rename a document and/or replace its metadata (its pages stay)."""
-        name = inputs.name(name, "document_name")
-        collection_name = inputs.name(collection_name, "collection_name")
+        name = inputs.name(name, "document_name", existing=True)
+        collection_name = inputs.name(collection_name, "collection_name", existing=True)
         new_name = inputs.name(new_name, "name") if new_name is not None else None
         metadata = inputs.metadata(metadata, self.settings) if metadata is not None else None
         return _document_out(self.store.update_document(collection_name, name, new_name=new_name, metadata=metadata))
 
     def delete_document(self, name: str, collection_name: str) -> dict[str, Any]:
-        name = inputs.name(name, "document_name")
-        collection_name = inputs.name(collection_name, "collection_name")
+        name = inputs.name(name, "document_name", existing=True)
+        collection_name = inputs.name(collection_name, "collection_name", existing=True)
         version = self.index.version_before_write()
         removed = self.store.delete_document(collection_name, name)
         self.index.after_write(version, removed, [])
@@ -375,7 +375,7 @@ class Documents(Closing):
             raise UnsupportedInputError(str(exc), field=field) from None
 
     def _collection(self, name: str) -> CollectionRecord:
-        name = inputs.name(name, "collection_name")
+        name = inputs.name(name, "collection_name", existing=True)
         found = self.store.collection(name)
         if found is None:
             raise CollectionNotFoundError(name)

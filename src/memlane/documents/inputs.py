@@ -18,23 +18,39 @@ from memlane.documents import query_filter as qf
 from memlane.documents.models import RESERVED_COLLECTION_NAMES
 from memlane.core.errors import InvalidInputError
 from memlane.core.filters import Node
+from memlane.core.validation import storable
 
 MAX_NAME_CHARS = 256
+#: characters a name may not hold: they mean something else in a URL path or a file path
+#: (``/collections/{name}``, ``memlane docs add DIR/FILE``), so a name never changes meaning on its way
+NAME_FORBIDDEN = "/\\%"
 
 Progress = Callable[[str, int, int], None]
 
 
-def name(value: Any, field: str, *, collection: bool = False) -> str:
-    """A collection or document name: a string without outer spaces, '/' or control characters."""
+def name(value: Any, field: str, *, collection: bool = False, existing: bool = False) -> str:
+    """A collection or document name, by one rule: 1-256 characters, no leading or trailing space,
+    no control character (NUL included) or lone surrogate, none of ``/ \\ %`` (each means something
+    else in a URL or a file path), and not ``.`` or ``..``; a collection may not be named ``all``
+    (it means every collection). Letters of every script, digits, spaces, ``. _ - ( ) [ ] , + & # @ '``
+    and the like are fine: ``Q4 report (final).pdf``, ``合同 2024``. ``existing``: the name of something
+    to look up, which only has to be a string no store refuses (a name given before this rule still works)."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    storable(value, field)
     if not value.strip() or value != value.strip():
         raise InvalidInputError(f"{field} must be non-empty without leading or trailing spaces, got {value!r}",
                                 field=field)
     if len(value) > MAX_NAME_CHARS:
         raise InvalidInputError(f"{field} is longer than {MAX_NAME_CHARS} characters", field=field)
-    if any(ord(c) < 32 or c == "/" for c in value):
-        raise InvalidInputError(f"{field} must not contain '/' or control characters", field=field)
+    if existing:
+        return value
+    bad = next((c for c in value if c in NAME_FORBIDDEN or ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise InvalidInputError(f"{field} {value!r} contains {bad!r}: a name may not hold '/', '\\', '%' or "
+                                "control characters (they mean something else in a URL or a file path)", field=field)
+    if value in (".", ".."):
+        raise InvalidInputError(f"{field} may not be {value!r} (it means a directory in a path)", field=field)
     if collection and value.casefold() in RESERVED_COLLECTION_NAMES:
         raise InvalidInputError(f"{value!r} is reserved (collection_name \"all\" searches every collection); "
                                 "choose another name", field=field)
@@ -47,6 +63,7 @@ def metadata(value: Mapping[str, Any] | None, settings: DocumentsConfig) -> dict
         return {}
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"metadata must be a JSON object, got {type(value).__name__}", field="metadata")
+    storable(value, "metadata")
     try:
         encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -61,6 +78,7 @@ def query_text(value: Any, settings: DocumentsConfig) -> str:
     """A search query: non-empty text of at most ``max_query_chars``."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError("query must be a non-empty string", field="query")
+    storable(value, "query")
     if len(value) > settings.max_query_chars:
         raise InvalidInputError(f"query has {len(value):,} characters; the limit is "
                                 f"{settings.max_query_chars:,} (documents.max_query_chars)", field="query")
@@ -119,6 +137,7 @@ def pages(settings: DocumentsConfig, text: str | None, file: bytes | str | None,
     if text is not None:
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a string, got {type(text).__name__}", field="text")
+        storable(text, "text")
         if len(text) > settings.max_text_chars:
             raise InvalidInputError(f"text has {len(text):,} characters; the limit is "
                                     f"{settings.max_text_chars:,} (documents.max_text_chars)", field="text")

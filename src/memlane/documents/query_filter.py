@@ -29,6 +29,7 @@ def parse(query_filter: Mapping[str, Any] | None, path: str = "query_filter") ->
     if query_filter is None:
         return flt.MATCH_ALL
     try:
+        flt.check_size(query_filter, "filters")  # before _normalise walks it
         return flt.parse(_normalise(query_filter, path), columns=(), targets=TARGETS)
     except FilterError as exc:
         if not exc.path.startswith("filters"):

@@ -93,6 +93,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         timestamp: Annotated[Optional[Union[int, float, str]], Field(
             description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now); "
                         "a message may carry its own created_at")] = None,
+        idempotency_key: Annotated[Optional[str], Field(
+            description="a unique key for this add (e.g. a UUID): calling again with it returns the first "
+                        "call's result instead of storing anything twice")] = None,
         async_mode: Annotated[bool, Field(
             description="answer at once (status PENDING, an event_id for get_event) and form the memories in "
                         "the background; what was sent is searchable at once")] = False,
@@ -105,7 +108,8 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         keep it exactly as written."""
         return call(tools.add_memory, ctx, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                     metadata=metadata, infer=infer, memory_type=memory_type, expiration_date=expiration_date,
-                    timestamp=timestamp, async_mode=async_mode)
+                    timestamp=timestamp, async_mode=async_mode,
+                    idempotency_key=idempotency_key)
 
     @server.tool(annotations=read_only)
     def get_event(ctx: Context, event_id: Annotated[str, Field(

@@ -31,8 +31,8 @@ from typing import Any
 
 from memlane.core import filters as flt
 from memlane.core import validation
-from memlane.core.errors import (EventNotFoundError, FilterError, InvalidInputError, MaintenanceBusyError, MemlaneError,
-                                 MemoryNotFoundError, ScopeError)
+from memlane.core.errors import (AddInProgress, EventNotFoundError, FilterError, InvalidInputError,
+                                 MaintenanceBusyError, MemlaneError, MemoryNotFoundError, ScopeError)
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
 from memlane.hosting.tenancy import widens_scope
@@ -108,6 +108,8 @@ def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
         raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
     except InvalidInputError as exc:
         raise ToolFailure(f"invalid {exc.field or 'argument'}: {exc}") from None
+    except AddInProgress as exc:
+        raise ToolFailure(str(exc)) from None
     except MemlaneError as exc:
         log.exception("memlane failed in a tool call")
         raise ToolFailure(f"memlane failed: {type(exc).__name__}: {exc}") from None
@@ -171,11 +173,11 @@ def _ms(start: float) -> float:
 def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
                memory_type: str | None = None, expiration_date: str | None = None,
-               timestamp: Any = None, async_mode: bool = False) -> dict[str, Any]:
+               timestamp: Any = None, async_mode: bool = False, idempotency_key: str | None = None) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
                                             expiration_date=expiration_date, timestamp=timestamp,
-                                            async_mode=async_mode, **scope), caller)
+                                            async_mode=async_mode, idempotency_key=idempotency_key, **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 

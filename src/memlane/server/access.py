@@ -95,6 +95,8 @@ def json_param(value: str | None, field: str) -> dict[str, Any] | None:
         return None
     try:
         parsed = json.loads(value)
+    except RecursionError:
+        raise InvalidInputError(f"{field} nests too deeply to be a filter", field=field) from None
     except ValueError:
         try:
             parsed = ast.literal_eval(value)

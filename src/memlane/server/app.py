@@ -40,7 +40,8 @@ from memlane.store import recorded_embedders
 from memlane.hosting import local_server
 from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
-from memlane.server import context_routes, dashboard, documents_routes, errors, events_routes, platform, routes
+from memlane.server import (context_routes, dashboard, documents_routes, errors, events_routes, openapi, platform,
+                            routes)
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
@@ -215,6 +216,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.include_router(events_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
     dashboard.install(app)  # the web UI at /ui and GET /scopes
+    openapi.install(app)  # API keys as security schemes, links between operations
     if mcp_manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 

@@ -21,6 +21,8 @@ from memlane.documents.errors import DocumentsNotFoundError, DuplicateNameError
 from memlane.documents.facade import default_encoder
 from memlane.server import documents_schemas as schemas
 from memlane.server.access import json_param, principal
+from memlane.server.errors import ErrorJson
+from memlane.server.schemas import MAX_QUERY_FILTER_CHARS
 from memlane.server.responses import Json
 from memlane.hosting.tenancy import Tenants
 
@@ -29,7 +31,8 @@ router = APIRouter(tags=["documents"])
 CollectionName = Path(..., max_length=schemas.MAX_NAME_CHARS, description="the collection's name")
 DocumentName = Path(..., max_length=schemas.MAX_NAME_CHARS, description="the document's name")
 CollectionQ = Query(..., max_length=schemas.MAX_NAME_CHARS, description="the document's collection")
-FilterQ = Query(None, max_length=65_536, description='query_filter as JSON, e.g. {"key": "year", "value": 2024}')
+FilterQ = Query(None, max_length=MAX_QUERY_FILTER_CHARS,
+                description='query_filter as JSON, e.g. {"key": "year", "value": 2024}')
 ExpandQ = Query(None, pattern="^pages$", description="'pages' to include every page's text")
 
 
@@ -70,11 +73,11 @@ def install(app: FastAPI, tenants: Tenants) -> None:
 
 
 async def _not_found(request: Request, exc: DocumentsNotFoundError) -> JSONResponse:
-    return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=404)
+    return ErrorJson({"detail": str(exc), "field": exc.field}, status_code=404)
 
 
 async def _conflict(request: Request, exc: DuplicateNameError) -> JSONResponse:
-    return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=409)
+    return ErrorJson({"detail": str(exc), "field": exc.field}, status_code=409)
 
 
 # -- collections ------------------------------------------------------------------------------------

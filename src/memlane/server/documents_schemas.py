@@ -14,7 +14,7 @@ MAX_TOP_K = 10_000  # Documents applies documents.max_top_k
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class CollectionCreate(Strict):

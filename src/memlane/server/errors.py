@@ -3,10 +3,13 @@
 | exception                               | status |
 |-----------------------------------------|--------|
 | request body / query fails its schema   | 422, ``field`` names it |
+| body that is not JSON (not UTF-8, nests too deep) | 422, ``field`` is ``body`` |
+| a method the path does not serve        | 405, ``Allow`` lists every method of the path |
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
 | ``MemoryNotFoundError``, ``EventNotFoundError`` | 404 |
 | ``MaintenanceBusyError`` (that scope's maintenance runs already) | 409 |
+| ``AddInProgress`` (same Idempotency-Key, first still running) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
@@ -15,6 +18,7 @@ Anything else is a bug: ``RequestContext`` logs it and answers 500.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -23,8 +27,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from memlane.core.errors import (
+    AddInProgress,
     EmbeddingError,
     EventNotFoundError,
     MaintenanceBusyError,
@@ -62,8 +68,10 @@ RESPONSES: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody, "desc
     (401, "no API key, or an unknown or revoked one"),
     (403, "the key may not do this (admin operations)"),
     (404, "no such memory, collection or document"),
-    (409, "a name that is already taken"),
+    (409, "a name that is already taken, or an add with this Idempotency-Key still being processed"),
+    (405, "the path does not serve this method; Allow lists those it does"),
     (413, "the request body is larger than the server's limit"),
+    (414, "the URL is longer than the server reads"),
     (422, "a field is invalid; field names it"),
     (500, "a server fault; request_id finds it in the server log"),
     (503, "the embedding provider failed; request_id finds it in the server log"),
@@ -86,8 +94,17 @@ def field_name(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(p for p in parts if not _is_union_tag(p)) or "body"
 
 
-def _error(status: int, detail: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail, **{k: v for k, v in extra.items() if v is not None}}, status_code=status)
+class ErrorJson(JSONResponse):
+    """An error answer. ASCII-escaped, so an error that quotes a client's broken text (a lone
+    surrogate) is still a valid body, never a second fault."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    return ErrorJson({"detail": detail, **{k: v for k, v in extra.items() if v is not None}}, status_code=status,
+                     headers=headers)
 
 
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -126,8 +143,28 @@ async def _busy(request: Request, exc: MaintenanceBusyError) -> JSONResponse:
     return _error(409, str(exc))
 
 
+async def _in_progress(request: Request, exc: AddInProgress) -> JSONResponse:
+    return _error(409, str(exc), headers={"Retry-After": "1"}, field="idempotency_key")
+
+
 async def _http(request: Request, exc: HTTPException) -> JSONResponse:
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+    if exc.status_code == 405:
+        return _method_not_allowed(request)
+    if exc.status_code == 400 and isinstance(exc.__cause__, (RecursionError, UnicodeDecodeError)):
+        # FastAPI reads the body before any handler: JSON that is not UTF-8 or nests past the parser
+        why = "nests too deeply" if isinstance(exc.__cause__, RecursionError) else "is not UTF-8"
+        return _error(422, f"request body is not valid JSON: it {why}", field="body")
+    return _error(exc.status_code, str(exc.detail), headers=getattr(exc, "headers", None))
+
+
+def _method_not_allowed(request: Request) -> JSONResponse:
+    """405 with every method of the path in ``Allow``: the methods of all routes sharing the path
+    template of the first one that matches (Starlette names only that route's own)."""
+    routes = [route for route in _routes(request.app) if hasattr(route, "methods")]
+    template = next((route.path_format for route in routes if route.matches(request.scope)[0] is not Match.NONE), None)
+    allow = ", ".join(sorted({m for route in routes if route.path_format == template for m in route.methods or ()}))
+    return _error(405, f"{request.method} is not served on {request.url.path}; it takes {allow}",
+                  headers={"Allow": allow}, field="method")
 
 
 async def _server_fault(request: Request, exc: MemlaneError) -> JSONResponse:
@@ -142,11 +179,21 @@ async def _server_fault(request: Request, exc: MemlaneError) -> JSONResponse:
                   request_id=request_id)
 
 
+def _routes(app: FastAPI) -> Any:
+    """Every route of the app, those of included routers too."""
+    try:
+        from fastapi.routing import iter_route_contexts  # FastAPI >= 0.16x wraps included routers
+    except ImportError:  # pragma: no cover - older FastAPI keeps them flat
+        return app.router.routes
+    return iter_route_contexts(app.router.routes)
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(InvalidInputError, _invalid_input)  # type: ignore[arg-type]
     app.add_exception_handler(MemoryNotFoundError, _not_found)  # type: ignore[arg-type]
     app.add_exception_handler(EventNotFoundError, _event_not_found)  # type: ignore[arg-type]
     app.add_exception_handler(MaintenanceBusyError, _busy)  # type: ignore[arg-type]
+    app.add_exception_handler(AddInProgress, _in_progress)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(MemlaneError, _server_fault)  # type: ignore[arg-type]

@@ -63,8 +63,9 @@ def ping(request: Request) -> dict[str, Any]:
 
 
 @router.post("/v3/memories/add/", summary="mem0 client add")
-@router.post("/v1/memories/", summary="mem0 client add (1.x clients)", include_in_schema=False)
-def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
+@router.post("/v1/memories/", summary="mem0 client add (1.x clients)", deprecated=True)
+def add(body: schemas.PlatformAdd, request: Request,
+        idempotency_key: Optional[str] = schemas.IdempotencyKey) -> dict[str, Any]:
     _refuse_app_id(body.app_id, body.filters)
     ids = _ids(body)
     for key, value in (body.filters or {}).items():
@@ -77,7 +78,8 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
                                          memory_type=body.memory_type, expiration_date=body.expiration_date,
-                                         timestamp=body.timestamp, async_mode=bool(body.async_mode), **ids)
+                                         timestamp=body.timestamp, async_mode=bool(body.async_mode),
+                                         idempotency_key=idempotency_key, **ids)
     if outcome["status"] == "PENDING":  # async_mode: the platform's answer, the provisional memories beside it
         return {**outcome, "message": outcome["results"][0]["message"]}
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
@@ -89,7 +91,7 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
 
 
 @router.post("/v3/memories/search/", summary="mem0 client search")
-@router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", include_in_schema=False)
+@router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", deprecated=True)
 async def search(body: schemas.PlatformSearch, request: Request) -> Json:
     _refuse_app_id(body.app_id, body.filters)
     check_scope(request, body.filters)
@@ -101,7 +103,7 @@ async def search(body: schemas.PlatformSearch, request: Request) -> Json:
 
 
 @router.post("/v3/memories/", summary="mem0 client get_all")
-@router.post("/v2/memories/", summary="mem0 client get_all (1.x clients)", include_in_schema=False)
+@router.post("/v2/memories/", summary="mem0 client get_all (1.x clients)", deprecated=True)
 def get_all(
     body: schemas.PlatformList,
     request: Request,
@@ -157,8 +159,10 @@ def delete_all(
     agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
     run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
     app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    filters: Optional[str] = Query(None, max_length=65_536, description="a dict (JSON or Python repr)"),
-    metadata: Optional[str] = Query(None, max_length=65_536, description="metadata to match (JSON or Python repr)"),
+    filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                   description="a dict (JSON or Python repr)"),
+    metadata: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                    description="metadata to match (JSON or Python repr)"),
 ) -> dict[str, Any]:
     parsed = json_param(filters, "filters")
     _refuse_app_id(app_id, parsed)

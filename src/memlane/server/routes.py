@@ -23,7 +23,8 @@ MemoryId = Path(..., max_length=schemas.MAX_ID_CHARS, description="the memory's 
 UserQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="user_id scope")
 AgentQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="agent_id scope")
 RunQ = Query(None, max_length=schemas.MAX_ID_CHARS, description="run_id scope")
-FiltersQ = Query(None, max_length=65_536, description='filter as JSON, e.g. {"category": "food"}')
+FiltersQ = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                 description='filter as JSON, e.g. {"category": "food"}')
 
 
 @router.get("/health", tags=["server"], summary="Liveness check (no API key needed)")
@@ -32,18 +33,21 @@ def health() -> dict[str, Any]:
 
 
 @router.post("/memories", tags=["memories"], summary="Remember a conversation")
-def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]:
+def add_memories(body: schemas.MemoryCreate, request: Request,
+                 idempotency_key: Optional[str] = schemas.IdempotencyKey) -> dict[str, Any]:
     """Keeps the messages verbatim, then extracts and reconciles facts (``infer``) or stores
     each message as a memory. Returns ``Memory.add``'s result: ``results`` (ADD / UPDATE /
     DELETE events), ``status``, ``facts``, ``unchanged``, ``skipped`` (each message that stored nothing,
     with why) and ``message_ids``. With ``async_mode`` it answers at once with ``status: PENDING`` and
-    an ``event_id`` (``GET /events/{event_id}``); what was sent is searchable at once."""
+    an ``event_id`` (``GET /events/{event_id}``); what was sent is searchable at once. With an
+    ``Idempotency-Key`` header, a request that comes again (a client's retry) answers the first one's
+    result and stores nothing twice."""
     messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                                       metadata=body.metadata, infer=body.infer, memory_type=body.memory_type,
                                       expiration_date=body.expiration_date, timestamp=body.timestamp,
-                                      async_mode=body.async_mode)
+                                      async_mode=body.async_mode, idempotency_key=idempotency_key)
 
 
 @router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")

@@ -4,14 +4,17 @@ pydantic checks types and sizes here; what the values mean (ids without
 whitespace, metadata rules, thresholds in [-1, 1], filter syntax) is checked
 by ``Memory`` itself, so the SDK, the CLI and the server reject the same input
 with the same message. Unknown fields are rejected: a misspelt ``user_id``
-must not silently become a different request.
+must not silently become a different request. Types are strict (``true`` is not
+the number 1, ``"0.5"`` is not a number), so the OpenAPI schema says exactly what
+is accepted.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
+from fastapi import Header
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 from memlane.core.models import MEMORY_TYPES
 
@@ -19,6 +22,9 @@ MAX_ID_CHARS = 256
 MAX_TEXT_CHARS = 1_000_000  # the body limit bounds it first; Memory applies limits.max_text_chars
 MAX_MESSAGES = 10_000
 MAX_RESULTS = 10_000
+#: a filter sent in a query string: short enough that its URL, percent-encoded, stays under the
+#: 65,535 bytes the HTTP parser reads (larger filters go in the body of POST /search)
+MAX_QUERY_FILTER_CHARS = 16_384
 
 
 def _int_to_str(value: Any) -> Any:
@@ -26,14 +32,19 @@ def _int_to_str(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-# the length applies to the string, not to the Optional around it (pydantic fails on max_length of None)
-Id = Annotated[Optional[Annotated[str, Field(max_length=MAX_ID_CHARS)]], BeforeValidator(_int_to_str)]
+# a string or an integer (the schema says both); the length applies to the string, not to the Optional
+# around it (pydantic fails on max_length of None)
+Id = Annotated[Optional[Union[Annotated[str, Field(max_length=MAX_ID_CHARS)], StrictInt]], AfterValidator(_int_to_str)]
+Number = Union[StrictInt, StrictFloat]
+#: a client's name for one add (e.g. a UUID), in a header: a retry with it answers the first request's result
+IdempotencyKey = Header(None, alias="Idempotency-Key", min_length=1, max_length=MAX_ID_CHARS,
+                        description="a unique key per add: a retry with the same key returns the first result")
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class MessageIn(Strict):
@@ -75,7 +86,7 @@ class SearchRequest(Strict):
     # any JSON value: seed 001's rule decides (server/access.search_limit), not pydantic, which reads "7" as 7
     limit: Any = Field(None, description="results to return (default 100); not a positive integer: 5, with a warning")
     top_k: Any = Field(None, description="alias of limit")
-    threshold: Optional[float] = Field(None, description="keep results with score >= threshold (cosine, -1..1)")
+    threshold: Optional[Number] = Field(None, description="keep results with score >= threshold (cosine, -1..1)")
     include_invalid: StrictBool = Field(False, description="also return invalidated memories")
     as_of: Optional[str] = Field(None, max_length=64, description="ISO-8601 time: what was valid then")
     keyword_search: Optional[StrictBool] = Field(None, description="fuse BM25 keyword scores with vector scores "
@@ -110,7 +121,7 @@ class CleanupRequest(Maintenance):
 class MergeRequest(Maintenance):
     """``POST /memories/merge``: merge a scope's near-duplicates."""
 
-    threshold: Union[StrictInt, StrictFloat] = Field(0.95, gt=0, le=1, description="cosine similarity at which "
+    threshold: Number = Field(0.95, gt=0, le=1, description="cosine similarity at which "
                                                                                    "two memories are the same")
 
 
@@ -119,7 +130,7 @@ class MergeRequest(Maintenance):
 
 
 class Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class PlatformAdd(Lenient):
@@ -144,7 +155,7 @@ class PlatformSearch(Lenient):
     filters: Optional[dict[str, Any]] = None
     top_k: Any = Field(10, description="results to return (default 10); not a positive integer: 5, with a warning")
     limit: Any = Field(None, description="alias of top_k")
-    threshold: Optional[float] = 0.1
+    threshold: Optional[Number] = 0.1
     show_expired: StrictBool = False
     keyword_search: Optional[StrictBool] = None
     rerank: Optional[StrictBool] = None
@@ -157,7 +168,7 @@ class PlatformSearch(Lenient):
 
 class PlatformList(Lenient):
     filters: Optional[dict[str, Any]] = None
-    top_k: Optional[int] = Field(None, ge=1, le=MAX_RESULTS, description="at most this many (mem0's get_all)")
+    top_k: Optional[StrictInt] = Field(None, ge=1, le=MAX_RESULTS, description="at most this many (mem0's get_all)")
     show_expired: StrictBool = False
     user_id: Id = None
     agent_id: Id = None

@@ -15,7 +15,7 @@ import numpy as np
 from memlane.core.filters import Node
 from memlane.core.graph_models import Entity, GraphChanges, Relation
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.core.changes import ChangeSet, Delete, Invalidate, Update
+from memlane.core.changes import AddRecord, ChangeSet, Delete, Invalidate, Update
 from memlane.core.query import Query
 from memlane.store.scope_counts import ScopeCount
 
@@ -90,6 +90,21 @@ class Store(Protocol):
         """Events of one memory, oldest first; kept after the memory is deleted."""
 
     def known_keys(self, keys: Sequence[str]) -> set[str]: ...
+
+    # the add journal (store/sql_adds.py): ``apply`` writes ``ChangeSet.journal`` and ``ChangeSet.done``
+
+    def add_record(self, *, add_id: str | None = None, key: str | None = None) -> AddRecord | None:
+        """The journaled add with this id, or with this idempotency key."""
+
+    def pending_adds(self, scope: dict[str, str] | None = None, limit: int = 100) -> list[AddRecord]:
+        """Pending adds, oldest first: all, or those of exactly ``scope``."""
+
+    def claim_add(self, add_id: str, expected_owner: str | None, owner: str | None,
+                  lease_until: str | None) -> bool:
+        """Take over a pending add from ``expected_owner``; False if it is done or taken."""
+
+    def forget_adds(self, before: str, keyed_before: str | None = None) -> int:
+        """Remove completed adds last changed before ``before`` (with an idempotency key: ``keyed_before``)."""
 
     def count(self, where: Node) -> int: ...
 

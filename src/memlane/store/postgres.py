@@ -272,11 +272,17 @@ class PostgresDatabase:
         """The schema and the pgvector extension exist, and the search path finds both."""
         try:
             if self.schema != "public":
-                con.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
+                try:
+                    con.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
+                except psycopg.errors.UniqueViolation:  # another process created it at the same moment
+                    pass
             row = con.execute("SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n"
                               " ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()
             if row is None:
-                con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+                try:
+                    con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+                except psycopg.errors.UniqueViolation:  # another process created it at the same moment
+                    pass
                 row = con.execute("SELECT n.nspname, e.extversion FROM pg_extension e JOIN pg_namespace n"
                                   " ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -382,7 +388,7 @@ class PostgresStore(SqlMemoryStore):
     TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
               "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
               "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
-              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs"}
+              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs", "adds": "memlane_adds"}
     TENANTED = True
     SEQ = "seq"
     LOCK = " FOR UPDATE"

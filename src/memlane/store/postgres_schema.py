@@ -12,6 +12,8 @@ starting at once apply them exactly once. Append new migrations; never edit old 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import psycopg
 
 from memlane.core.errors import StoreError
@@ -378,6 +380,31 @@ MIGRATIONS: list[list[str]] = [
         END
         $$""",
     ],
+    # the add journal (store/sql_adds.py): each add's request, messages, idempotency key and outcome,
+    # pending between the transaction keeping its messages and the one writing what they formed
+    [
+        f"""CREATE TABLE IF NOT EXISTS memlane_adds (
+            tenant text {_C} NOT NULL,
+            id text {_C} NOT NULL,
+            key text {_C},
+            fingerprint text NOT NULL,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            request jsonb NOT NULL,
+            message_ids text[] NOT NULL,
+            status text NOT NULL CHECK (status IN ('pending', 'done')),
+            outcome jsonb,
+            owner text,
+            lease_until text {_C},
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE UNIQUE INDEX IF NOT EXISTS memlane_adds_key ON memlane_adds (tenant, key) WHERE key IS NOT NULL",
+        "CREATE INDEX IF NOT EXISTS memlane_adds_pending ON memlane_adds (tenant, created_at) WHERE status = 'pending'",
+        "CREATE INDEX IF NOT EXISTS memlane_adds_done ON memlane_adds (tenant, updated_at) WHERE status = 'done'",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
@@ -403,11 +430,13 @@ def current_version(con: psycopg.Connection) -> int:
     return con.execute("SELECT coalesce(max(version), 0) FROM memlane_schema_version").fetchone()[0]
 
 
-def migrate(con: psycopg.Connection) -> tuple[int, int]:
-    """Bring the schema up to ``VERSION``; returns (version before, version after).
+def migrate(con: psycopg.Connection, upto: int | None = None, *, transaction: bool = True) -> tuple[int, int]:
+    """Bring the schema up to ``upto`` (default ``VERSION``); returns (version before, version after).
 
-    Runs in its own transaction under the advisory lock; ``con`` must be in autocommit mode."""
-    with con.transaction():
+    Runs in its own transaction under the advisory lock (``con`` in autocommit mode), or in the
+    caller's (``transaction=False``: ``memlane restore`` loads a backup at its version, then migrates)."""
+    target = VERSION if upto is None else upto
+    with con.transaction() if transaction else nullcontext():
         con.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         con.execute(
             "CREATE TABLE IF NOT EXISTS memlane_schema_version ("
@@ -419,11 +448,11 @@ def migrate(con: psycopg.Connection) -> tuple[int, int]:
                 f"the database has memlane schema version {before}, newer than this memlane understands "
                 f"({VERSION}); upgrade memlane"
             )
-        for version in range(before, VERSION):
+        for version in range(before, target):
             for statement in MIGRATIONS[version]:
                 con.execute(statement)
             con.execute("INSERT INTO memlane_schema_version(version) VALUES (%s)", (version + 1,))
-    return before, VERSION
+    return before, max(before, target)
 
 
 def index_type(dims: int) -> str | None:

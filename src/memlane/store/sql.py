@@ -27,6 +27,7 @@ from memlane.store.base import ChangeSet, Invalidate, ReembedItem, StoreInfo, Up
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
 from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
+from memlane.store.sql_adds import SqlAddJournal
 from memlane.store.sql_graph import GRAPH_TABLES, SqlGraph
 from memlane.store.sql_jobs import SqlJobs
 
@@ -39,7 +40,7 @@ RECORD_WIDTH = 17
 HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: the tables of a memory store that ``reset`` empties (a dialect's ``TABLES`` names each, and ``meta``, ``reembed``)
-MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs")
+MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs", "adds")
 HISTORY_INSERT = (
     "INSERT INTO {history} ({tenant_col}memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
@@ -68,7 +69,7 @@ def token_matrix(count: int, blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").reshape(count, -1).astype(np.float32)
 
 
-class SqlMemoryStore(SqlGraph, SqlJobs):
+class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
     #: tables ``reset`` empties besides the memory and graph tables (SQLite: its FTS5 index)
     EXTRA_TABLES: tuple[str, ...] = ()
     #: rows of token vectors joined to their memory's id: (FROM clause, id column)
@@ -192,6 +193,8 @@ class SqlMemoryStore(SqlGraph, SqlJobs):
                               " VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s)"),
                     [self._t(m.id, m.role, m.content, m.created_at, m.name, m.user_id, m.agent_id, m.run_id)
                      for m in changes.messages])
+            if changes.journal is not None:
+                self.write_journal(con, changes.journal)
             if changes.inserts:
                 self._insert(con, changes.inserts)
             for update in changes.updates:
@@ -213,6 +216,8 @@ class SqlMemoryStore(SqlGraph, SqlJobs):
                 self._enqueue(con, changes.jobs)
             if changes.job_done is not None:
                 self._finish_job(con, changes.job_done)
+            if changes.done is not None:  # last: a void completion rolls back everything above
+                self.complete_journal(con, changes.done)
 
         self._run(write, write=True)
 
@@ -311,7 +316,7 @@ class SqlMemoryStore(SqlGraph, SqlJobs):
         def purge(con: Con) -> int:
             count = con.execute(self._sql("DELETE FROM {memories} AS m WHERE {tenant:m}{where}", where=memories_sql),
                                 memories_params).rowcount
-            for table in ("history", "messages", *GRAPH_TABLES):
+            for table in ("history", "messages", "adds", *GRAPH_TABLES):
                 con.execute(self._sql("DELETE FROM {" + table + "} WHERE {tenant}{where}", where=scope_sql),
                             scope_params)
             return count

@@ -1,8 +1,10 @@
 """What the SQL filter compilers share: the boolean skeleton over the filter AST.
 
 Every predicate evaluates to true, false or NULL where NULL means "no match";
-``Not`` folds NULL to false before negating, so NOT is an exact complement
-(``ne`` and ``nin`` therefore match records that lack the key). A backend's
+``Not`` is ``(p) IS NOT TRUE``, which folds NULL to false before negating, so NOT is an
+exact complement (``ne`` and ``nin`` therefore match records that lack the key). It is
+written so rather than ``NOT COALESCE(p, FALSE)`` because a function call costs SQLite's
+parser several times the stack of a parenthesis: a filter at ``filters.MAX_DEPTH`` parses. A backend's
 compiler says how it writes true and false, how it addresses a path into a JSON
 document, and how it compiles one comparison on a column or a JSON path.
 """
@@ -48,7 +50,7 @@ class FilterCompiler(ABC):
         if isinstance(node, Or):
             return "(" + " OR ".join(self._node(item, params) for item in node.items) + ")"
         if isinstance(node, Not):
-            return f"NOT COALESCE({self._node(node.item, params)}, {self.FALSE})"
+            return f"({self._node(node.item, params)}) IS NOT TRUE"
         assert isinstance(node, Compare)
         if node.value is NOW:
             return f"{self.columns[node.field.column]} {SQL_OPS[node.op]} {self.NOW}"

@@ -109,6 +109,7 @@ class SQLiteStore(SqlMemoryStore):
     #: ``vector_store.provider`` (``SharedDatabase``: the document store beside it is found by it)
     provider = "sqlite"
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
+              "adds": "adds",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
               "graph_entities": "graph_entities", "graph_relations": "graph_relations", "jobs": "jobs"}
     PLACEHOLDER = "?"

@@ -298,6 +298,28 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE memories ADD COLUMN event_id TEXT",
         "CREATE INDEX memories_event ON memories(event_id) WHERE event_id IS NOT NULL",
     ],
+    # the add journal (store/sql_adds.py): each add's request, messages, idempotency key and outcome,
+    # pending between the transaction keeping its messages and the one writing what they formed
+    [
+        """CREATE TABLE IF NOT EXISTS adds (
+            id TEXT PRIMARY KEY,
+            key TEXT UNIQUE,
+            fingerprint TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            request TEXT NOT NULL,
+            message_ids TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'done')),
+            outcome TEXT,
+            owner TEXT,
+            lease_until TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        ) WITHOUT ROWID""",
+        "CREATE INDEX IF NOT EXISTS adds_pending ON adds(created_at) WHERE status = 'pending'",
+        "CREATE INDEX IF NOT EXISTS adds_done ON adds(updated_at) WHERE status = 'done'",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
