@@ -52,3 +52,5 @@ class AsyncMemory(AsyncClosing):
     close = _offload("close")
     should_search_memory = _offload("should_search_memory")
     search_memory_with_context = _offload("search_memory_with_context")
+    event = _offload("event")
+    events = _offload("events")

@@ -21,22 +21,24 @@ from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
-from memlane.core.graph_models import GraphChanges
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
+from memlane.background import formation as background
+from memlane.background.formation import FormsInBackground
+from memlane.background.workers import Workers
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
 from memlane.ingest.formation import Formation
-from memlane.ingest.types import Engine, FormationFailed
+from memlane.ingest.types import Engine
 from memlane.maintenance.maintainer import Maintainer, reembed_store
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import Searcher
 from memlane.store import Store, check_dims, create_store
 
 
-class Memory(Closing):
+class Memory(FormsInBackground, Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
 
@@ -48,9 +50,11 @@ class Memory(Closing):
         store: Store | None = None,
         engine: Engine | None = None,
         tenant: str | None = None,
+        background: bool = True,
     ):
         """``tenant``: whose memories (the server's tenants; default ``"default"``, the tenant of the
-        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given."""
+        CLI, ``memlane mcp`` and a server without keys). Ignored when ``store`` is given.
+        ``background``: it forms its async adds itself (False: a server's or ``memlane worker``'s do)."""
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.store = store or create_store(self.config, None, tenant)
@@ -66,9 +70,13 @@ class Memory(Closing):
         self.graph = (GraphMemory.create(self.config, self.embeddings, self.store, self.engine)
                       if self.config.enable_graph else None)
         #: memory formation (``ingest/formation.py``): what an add writes besides its messages
-        self.formation = Formation(self.config, self.embeddings, self.store, self.engine)
+        self.formation = Formation(self.config, self.embeddings, self.store, self.engine, self.graph)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
+        self.background = background
+        #: called after an async add queued its job (a server wakes its workers; background/)
+        self.on_queued: Callable[[], None] | None = None
+        self._workers: Workers | None = None
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -88,6 +96,7 @@ class Memory(Closing):
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
         timestamp: int | float | str | date | datetime | None = None,
+        async_mode: bool = False,
     ) -> dict[str, Any]:
         """Remember a conversation.
 
@@ -111,31 +120,21 @@ class Memory(Closing):
         ``results`` lists changes (as mem0), ``unchanged`` the memories a fact confirmed, and
         ``skipped`` (``infer=True``) each message that changed nothing, with why:
         ``[{"message_id", "reason"}]`` (a question, a greeting, already known …).
-        """
+
+        ``async_mode=True`` answers at once (``PENDING``, an ``event_id`` for ``event``); what was sent is
+        searchable at once, formed in the background (docs/deployment.md)."""
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
                              self.limits, timestamp)
         kept = call.message_records(timeutil.now_iso())
         times = [m.created_at for m in kept]
+        if validation.flag(async_mode, "async_mode", False):
+            answer = background.enqueue(self, call, kept)
+            self._queued()
+            return answer
         self.store.apply(ChangeSet(messages=kept))  # nothing a user sends is lost, whatever happens next
-        message_ids = [m.id for m in kept]
-        outcome = {"results": [], "status": "ok", "facts": [], "unchanged": [], "message_ids": message_ids}
-        if call.memory_type == "procedural":
-            try:
-                drafts = self.formation.procedural(call, message_ids, max(times))
-            except FormationFailed as exc:
-                return {**outcome, "status": "failed", "reason": str(exc)}
-        elif not call.infer:
-            drafts, outcome["skipped"] = self.formation.verbatim(call, message_ids, times)
-        else:
-            graph = GraphChanges()
-            if self.graph is not None:  # relations are written with the memories, or alone when formation fails
-                graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
-            changes = self.formation.form(call, message_ids, outcome, graph, max(times))
-            if changes is not None:
-                self.store.apply(changes)
-            return outcome
-        records = self.insert(drafts)
-        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in records]
+        changes, outcome = self.formation.decide(call, [m.id for m in kept], times)
+        if changes:
+            self.store.apply(changes)
         return outcome
 
     def insert(self, drafts: Sequence[NewMemory], *, idempotency_keys: Sequence[str] = (),
@@ -432,6 +431,9 @@ class Memory(Closing):
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
         self.store.close()
 
 

@@ -2,7 +2,7 @@
 
 What moves, per table, into one tenant of the target: raw messages, memories with
 their vectors as stored (no re-embedding) and their token vectors, history events,
-the idempotency keys of imports, graph memory (entities and relations with their
+the idempotency keys of imports, the jobs of async adds (queued ones are formed there), graph memory (entities and relations with their
 validity, provenance and float32 vectors as stored), and document collections,
 documents and pages (metadata, source, text, image, float16 token vectors, the
 encoder's name and the fast-path encodings, as stored; a source from before those
@@ -57,7 +57,7 @@ from memlane.store import sqlite_schema
 
 #: Tables copied, in this order. Messages first: memories name them as provenance; graph
 #: entities before the relations between them; collections, documents, pages (foreign keys).
-TABLES = ("messages", "memories", "history", "applied_keys", "graph_entities", "graph_relations",
+TABLES = ("messages", "memories", "history", "applied_keys", "jobs", "graph_entities", "graph_relations",
           "doc_collections", "doc_documents", "doc_pages")
 #: the document tables carry a tenant column (the others: the file is the tenant)
 DOC_TABLES = ("doc_collections", "doc_documents", "doc_pages")
@@ -69,11 +69,13 @@ _SOURCE_SQL = {
                 " WHERE rowid > :after ORDER BY rowid LIMIT :batch",
     "memories": "SELECT m.rowid, m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id,"
                 " m.actor_id, m.role, m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by,"
-                " m.source_message_ids, m.vector, t.count, t.vectors FROM memories m"
+                " m.source_message_ids, {event}, m.vector, t.count, t.vectors FROM memories m"
                 " LEFT JOIN memory_tokens t ON t.rowid = m.rowid WHERE m.rowid > :after ORDER BY m.rowid LIMIT :batch",
     "history": "SELECT id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id,"
                " run_id, reason FROM history WHERE id > :after ORDER BY id LIMIT :batch",
     "applied_keys": "SELECT key, key, created_at FROM applied_keys WHERE key > :after ORDER BY key LIMIT :batch",
+    "jobs": "SELECT seq, id, kind, order_key, status, request, result, error, attempts, worker, lease_until, not_before,"
+            " created_at, started_at, finished_at FROM jobs WHERE seq > :after ORDER BY seq LIMIT :batch",
     "graph_entities": "SELECT rowid, id, name, key, user_id, agent_id, run_id, created_at, updated_at, vector"
                       " FROM graph_entities WHERE rowid > :after ORDER BY rowid LIMIT :batch",
     "graph_relations": "SELECT rowid, id, source_id, relationship, destination_id, user_id, agent_id, run_id,"
@@ -91,12 +93,14 @@ _SOURCE_SQL = {
 _PAGE_ENCODINGS = {True: "fde, fde_config", False: "NULL, NULL"}
 #: A PostgreSQL memory size accepted for --index-memory (it goes into set_config, bound).
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
-_FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": "", "graph_entities": 0, "graph_relations": 0,
+_FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": "", "jobs": 0, "graph_entities": 0,
+          "graph_relations": 0,
           "doc_collections": "", "doc_documents": "", "doc_pages": ""}
 
 #: Target tables counted per source table (token vectors are verified too).
 _TARGET_TABLES = {"messages": "memlane_messages", "memories": "memlane_memories", "history": "memlane_history",
-                  "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens",
+                  "applied_keys": "memlane_applied_keys", "jobs": "memlane_jobs",
+                  "memory_tokens": "memlane_memory_tokens",
                   "graph_entities": "memlane_graph_entities", "graph_relations": "memlane_graph_relations",
                   "doc_collections": "memlane_doc_collections", "doc_documents": "memlane_doc_documents",
                   "doc_pages": "memlane_doc_pages"}
@@ -203,7 +207,8 @@ class _Source:
     def rows(self, table: str, after: Any, batch: int) -> list[tuple]:
         if table not in self.tables:
             return []
-        sql = _SOURCE_SQL[table].format(encodings=_PAGE_ENCODINGS[self.page_encodings])
+        sql = _SOURCE_SQL[table].format(encodings=_PAGE_ENCODINGS[self.page_encodings],
+                                        event="m.event_id" if "jobs" in self.tables else "NULL")
         return self.con.execute(sql, {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
 
     def close(self) -> None:
@@ -212,7 +217,7 @@ class _Source:
 
 def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
     (_, id_, text, hash_, created, updated, user, agent, run, actor, role, metadata, memory_type, valid_to,
-     reason, superseded_by, sources, blob, token_count, token_blob) = row
+     reason, superseded_by, sources, event_id, blob, token_count, token_blob) = row
     vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
     if len(vector) != dims:
         raise StoreError(f"memory {id_} in the source has a {len(vector)}-dimensional vector, the store's embedder "
@@ -221,7 +226,7 @@ def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
     return MemoryRecord(id_, text, hash_, created, updated, user_id=user, agent_id=agent, run_id=run, actor_id=actor,
                         role=role, metadata=json.loads(metadata), memory_type=memory_type, valid_to=valid_to,
                         invalid_reason=reason, superseded_by=superseded_by, source_message_ids=json.loads(sources),
-                        vector=vector, token_vectors=tokens)
+                        event_id=event_id, vector=vector, token_vectors=tokens)
 
 
 def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema_name: str = "public",
@@ -370,6 +375,11 @@ def _write(cur: Any, table: str, tenant: str, rows: list[tuple], source: _Source
     elif table == "applied_keys":
         cur.executemany("INSERT INTO memlane_applied_keys (tenant, key, created_at) VALUES (%s, %s, %s)",
                         [(tenant, r[1], r[2]) for r in rows])
+    elif table == "jobs":  # queued async adds, and the events of those formed (their provisional memories came along)
+        cur.executemany("INSERT INTO memlane_jobs (tenant, id, kind, order_key, status, request, result, error, attempts,"
+                        " worker, lease_until, not_before, created_at, started_at, finished_at)"
+                        " VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        [(tenant, *r[1:]) for r in rows])
     elif table in ("graph_entities", "graph_relations"):
         copy_graph(cur, tenant, _graph_changes(table, rows))
     else:

@@ -182,10 +182,14 @@ def import_jsonl(
 
 
 def export_jsonl(memory: Memory, out: IO[str], where: Node) -> int:
-    """Write every matching memory (oldest first) as one MemoryItem per line; return the count."""
+    """Write every matching memory (oldest first) as one MemoryItem per line; return the count. A
+    provisional memory (an async add not formed yet) is not a memory yet: its messages are kept, and
+    its formation writes the memories an export after it carries."""
     count = 0
     for batch in memory.store.iter_records(where):
         for record in batch:
+            if record.event_id is not None:
+                continue
             item = record.to_item()
             item.pop("score")
             out.write(json.dumps(item, ensure_ascii=False) + "\n")

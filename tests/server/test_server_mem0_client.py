@@ -49,6 +49,23 @@ def test_construction_with_a_bad_key_fails_like_the_platform(mem0, live):
         mem0.MemoryClient(api_key="ml_definitely-not-a-key", host=live.url)
 
 
+def test_async_mode_answers_pending_and_its_event_resolves(mem0, client, live, key):
+    import time
+
+    answer = client.add("I live in Oslo and I like skiing", user_id="m0-async", async_mode=True)
+    assert answer["status"] == "PENDING" and answer["results"][0]["event_id"] == answer["event_id"]
+    # what was sent is found at once: verbatim (provisional) until it is formed, then what was formed
+    assert client.search("Oslo", filters={"user_id": "m0-async"})["results"]
+    with live.client(key) as http:
+        deadline = time.monotonic() + 120
+        while (event := http.get(f"/v1/event/{answer['event_id']}/").json())["status"] in ("PENDING", "RUNNING"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    assert event["status"] == "SUCCEEDED" and event["results"]
+    assert {m["memory"] for m in client.get_all(filters={"user_id": "m0-async"})["results"]} == \
+        {r["data"]["memory"] for r in event["results"]}
+
+
 def test_add_search_get_update_history_delete(mem0, client):
     added = client.add("I love Thai curry", user_id="m0-alice", infer=False, metadata={"category": "food"})
     assert added["status"] == "SUCCEEDED" and added["event_id"]

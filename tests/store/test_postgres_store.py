@@ -90,6 +90,21 @@ def test_unscoped_search_uses_the_hnsw_index_and_agrees_with_exact(pg, embedder)
             assert "memlane_memories_hnsw_384" in plan
 
 
+def test_without_the_vector_index_every_search_is_exact(pg, hashing_embedder):
+    schema = pg.fresh_schema()
+    texts = [f"note {i} about {topic}" for i, topic in enumerate(["tennis", "Rome", "cats", "pasta", "jazz"] * 4)]
+    with Memory(pg.config(schema, vector_index=False, exact_search_limit=0), embedder=hashing_embedder) as plain:
+        plain.insert([NewMemory(text=t, user_id=f"u{i % 4}") for i, t in enumerate(texts)])
+        with psycopg.connect(pg.url, autocommit=True) as con:
+            con.execute(f'SET search_path TO "{schema}", public')
+            assert con.execute("SELECT to_regclass(%s)", (postgres_schema.index_name(hashing_embedder.dims),)
+                               ).fetchone()[0] is None
+        found = plain.search("note about jazz", filters={"user_id": "*"}, limit=20)["results"]
+        scores = [r["score"] for r in found]
+        assert len(found) == 20 and scores == sorted(scores, reverse=True)
+        assert found[0]["memory"].endswith("jazz")
+
+
 def test_vectors_of_long_memories_stay_in_the_row(pg, embedder):
     """pgvector's default storage moves a vector to the TOAST table once a row passes ~2 kB; an
     exact scan of a scope would then read every vector through the TOAST index. The schema keeps

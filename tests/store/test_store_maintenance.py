@@ -397,7 +397,11 @@ def _pretend_old_analyzer(store, backend):
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages WHERE text GLOB '*[^ -~]*'").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        # back to the version before analyzer 2, the one migration after it undone (background formation's jobs)
+        con.execute("DROP TABLE jobs")
+        con.execute("DROP INDEX memories_event")
+        con.execute("ALTER TABLE memories DROP COLUMN event_id")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 2}")
         con.execute("COMMIT")
         return
     from memlane.store import postgres_schema

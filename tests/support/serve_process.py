@@ -38,7 +38,7 @@ class ServeProcess:
 
     def create_key(self, tenant: str, *, admin: bool = False) -> str:
         """``memlane keys create --tenant T [--admin] --json`` in this server's home."""
-        args = [*MEMLANE, "keys", "create", "--tenant", tenant, "--json", *(["--admin"] if admin else [])]
+        args = [*MEMLANE, *self.options, "keys", "create", "--tenant", tenant, "--json", *(["--admin"] if admin else [])]
         done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=120, check=True)
         return json.loads(done.stdout)["key"]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memlane.hosting.keys import KeyStore
 from memlane.server import ServerSettings, create_app
 from support.live_server import LiveServer
 
@@ -29,11 +28,8 @@ class Live:
     server: LiveServer
 
     def key(self, tenant: str, *, admin: bool = False) -> str:
-        keys = KeyStore(self.home / "keys.db")
-        try:
-            return keys.create(tenant, admin=admin)[0]
-        finally:
-            keys.close()
+        """A new key in the server's key store (``<home>/keys.db``, or its PostgreSQL database)."""
+        return self.app.state.key_store.create(tenant, admin=admin)[0]
 
     def client(self, key: str | None = None, *, scheme: str = "Bearer") -> httpx.Client:
         headers = {}

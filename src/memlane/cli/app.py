@@ -5,9 +5,11 @@ Every command calls the same ``Memory`` (or ``Documents``) method the SDK offers
     maintenance.py   reembed; maintain cleanup|merge
     quickstart.py    quickstart
     server.py        serve, mcp
+    background.py    worker, event
     database.py      migrate; db upgrade|status
     context.py       context ...          documents.py   docs ...
     evaluation.py    eval ...             keys.py        keys ...
+    tenants.py       tenants list|move
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from typing import Optional
 import typer
 
 # each module registers its commands on ``app`` when imported; the order is the order of ``memlane --help``
-from memlane.cli import memories, maintenance, quickstart, server, database  # noqa: F401
+from memlane.cli import memories, maintenance, quickstart, server, background, database  # noqa: F401
 from memlane.cli.base import _json_arg, _state, app
 from memlane.cli.context import context_app
 from memlane.cli.documents import docs_app
 from memlane.cli.evaluation import eval_app
 from memlane.cli.keys import keys_app
 from memlane.cli.maintenance import maintain_app
+from memlane.cli.tenants import tenants_app
 from memlane.core.config import HOME_ENV
 
 app.add_typer(context_app, name="context")
@@ -35,6 +38,7 @@ app.add_typer(maintain_app, name="maintain")
 app.add_typer(eval_app, name="eval")
 app.add_typer(keys_app, name="keys")
 app.add_typer(database.db_app, name="db")
+app.add_typer(tenants_app, name="tenants")
 
 
 def _show_version(value: bool) -> None:

@@ -1,4 +1,5 @@
-"""``memlane keys create|list|revoke``: the server's API keys, stored hashed in ``<home>/keys.db``."""
+"""``memlane keys create|list|revoke``: the server's API keys, stored hashed in ``<home>/keys.db`` (or, for a
+PostgreSQL deployment, in its database, which every server reads)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,19 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from memlane.cli.base import JsonOpt, _print_json, command, console, errors
+from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
 
-keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db).",
+keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db, or in "
+                            "the PostgreSQL database).",
                        no_args_is_help=True)
 
 
 def _key_store() -> Any:
+    """The keys of the servers this configuration runs: ``<home>/keys.db``, or the PostgreSQL database."""
     from memlane.core.config import memlane_home
-    from memlane.hosting.keys import KeyStore
+    from memlane.hosting.keys import open_key_store
 
-    return KeyStore(memlane_home() / "keys.db")
+    return open_key_store(_state["config"], memlane_home())
 
 
 @command("create", on=keys_app)

@@ -73,10 +73,10 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
                                "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}
     if not no_auth:
-        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT)
+        first = first_start_key(settings.home, loopback=loopback, tenant=DEFAULT_TENANT, config=settings.config)
         if first is not None:
             started["first_key"] = first
-        started["active_keys"] = active_keys(settings.home)
+        started["active_keys"] = active_keys(settings.home, settings.config)
     if as_json:  # one line, flushed: a supervisor reads it before the server's log
         sys.stdout.write(json.dumps(started) + "\n")
         sys.stdout.flush()

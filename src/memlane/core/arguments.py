@@ -176,6 +176,7 @@ def gate(conversation: Any, system_prompt: Any, explain: Any, user_id: Any, agen
 
 
 def maintained(user_id: Any, agent_id: Any, run_id: Any, dry_run: Any) -> tuple[flt.Node, bool]:
-    """A maintenance call's memories (the scope's valid ones) and whether it only plans."""
+    """A maintenance call's memories (the scope's valid, formed ones) and whether it only plans."""
     ids = required_scope(user_id, agent_id, run_id)
-    return flt.conjoin(scope.scoped_filter(ids, None), scope.ACTIVE), validation.flag(dry_run, "dry_run", False)
+    return (flt.conjoin(scope.scoped_filter(ids, None), scope.ACTIVE, scope.FORMED),
+            validation.flag(dry_run, "dry_run", False))

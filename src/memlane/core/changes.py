@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from memlane.core.graph_models import GraphChanges
+from memlane.core.jobs import Job, JobDone
 from memlane.core.models import MemoryRecord, MessageRecord
 
 
@@ -72,7 +73,9 @@ class Expiry:
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one public call writes. ``keys`` are idempotency keys recorded in
-    the same transaction (e.g. lines already imported), so a retried batch is a no-op."""
+    the same transaction (e.g. lines already imported), so a retried batch is a no-op. ``jobs``
+    are queued with the rest (an ``add(async_mode=True)``: its messages, provisional memories and
+    job at once); ``job_done`` ends a held job with the effect it had (core/jobs.py)."""
 
     inserts: list[MemoryRecord] = field(default_factory=list)
     updates: list[Update] = field(default_factory=list)
@@ -83,3 +86,10 @@ class ChangeSet:
     keys: list[str] = field(default_factory=list)
     #: entities and relations (graph memory), written in the same transaction
     graph: GraphChanges = field(default_factory=GraphChanges)
+    jobs: list[Job] = field(default_factory=list)
+    job_done: JobDone | None = None
+
+    def __bool__(self) -> bool:
+        """Whether there is anything to write."""
+        return bool(self.inserts or self.updates or self.invalidations or self.expiries or self.deletes
+                    or self.messages or self.keys or self.graph or self.jobs or self.job_done)

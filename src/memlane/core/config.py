@@ -259,6 +259,32 @@ class DocumentsConfig(BaseModel):
     max_metadata_bytes: int = Field(65_536, ge=2)
 
 
+class BackgroundConfig(BaseModel):
+    """Background formation (``add(async_mode=True)``; docs/deployment.md): the worker threads of a
+    process and the leases of the jobs they hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: threads forming queued adds in this process (``memlane serve``, ``memlane worker``, a ``Memory``
+    #: after its first async add); 0: none here (another process's workers form them)
+    workers: int = Field(2, ge=0, le=256)
+    #: how long a claimed job stays held without its worker renewing it (every third of it): the time a
+    #: dead worker's job waits before another worker forms it again
+    lease_seconds: float = Field(30.0, gt=0)
+    #: an idle worker looks for jobs this often (a job queued by the same process wakes it at once)
+    poll_seconds: float = Field(0.5, gt=0)
+    #: a job that raises is tried this many times in all, ``retry_seconds`` x its attempt apart
+    max_attempts: int = Field(3, ge=1)
+    retry_seconds: float = Field(5.0, ge=0)
+    #: ended jobs (their events) are kept this long, then erased
+    keep_days: float = Field(7.0, gt=0)
+    housekeeping_seconds: float = Field(300.0, gt=0)
+    #: what an async add sent is searchable at once, verbatim, until its formation replaces it
+    provisional: bool = True
+    #: how long closing a ``Memory`` (or stopping a server) waits for the jobs being formed
+    stop_seconds: float = Field(10.0, ge=0)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -284,6 +310,7 @@ class MemoryConfig(BaseModel):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
     query_cache_size: int = Field(1024, ge=0)
+    background: BackgroundConfig = Field(default_factory=BackgroundConfig)
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -43,6 +43,20 @@ class MemoryNotFoundError(MemlaneError, LookupError):
         self.memory_id = memory_id
 
 
+class EventNotFoundError(MemlaneError, LookupError):
+    """No event (an ``add(async_mode=True)``) has the given id; ended events are kept for
+    ``background.keep_days``."""
+
+    def __init__(self, event_id: str):
+        super().__init__(f"no event with id {event_id!r} (events are kept for background.keep_days after they end)")
+        self.event_id = event_id
+
+
+class MaintenanceBusyError(MemlaneError):
+    """Maintenance of the same scope (a cleanup, a merge) is running already, in this process or
+    another server of the deployment; it runs once at a time."""
+
+
 class EmbedderMismatchError(MemlaneError):
     """The store was filled by a different embedder than the one configured."""
 

@@ -37,6 +37,9 @@ SCOPE_COLUMNS = ("user_id", "agent_id", "run_id")
 TIME_COLUMNS = ("created_at", "updated_at", "valid_to")
 MEMORY_COLUMNS = ("id", "memory", "hash", *SCOPE_COLUMNS, "actor_id", "role", "memory_type", *TIME_COLUMNS)
 MESSAGE_COLUMNS = ("id", *SCOPE_COLUMNS, "role", "name", "content", "created_at")
+#: columns memlane's own conditions use and the filter language does not name (a user's key of that
+#: name is a metadata path): ``event_id`` marks a provisional memory (core/jobs.py)
+INTERNAL_MEMORY_COLUMNS = ("event_id",)
 
 #: Operators the AST carries beyond the user-facing ones.
 #: ``exists``: field present; ``json_contains`` / ``json_contained_by``: jsonb ``@>`` / ``<@``;

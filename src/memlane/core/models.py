@@ -44,6 +44,8 @@ class MemoryFields:
     valid_to: str | None = None
     invalid_reason: str | None = None
     superseded_by: str | None = None
+    #: the event of an ``add(async_mode=True)`` whose formation replaces this provisional memory
+    event_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -84,6 +86,8 @@ class MemoryRecord(MemoryFields):
             value = getattr(self, key)
             if value:
                 item[key] = list(value) if isinstance(value, list) else value
+        if self.event_id:
+            item["provisional"], item["event_id"] = True, self.event_id
         return item
 
 
@@ -170,6 +174,9 @@ class MemoryItem(BaseModel):
     invalid_reason: Optional[str] = None
     superseded_by: Optional[str] = None
     source_message_ids: Optional[list[str]] = None
+    #: a provisional memory (what an ``add(async_mode=True)`` sent) and the event whose formation replaces it
+    provisional: Optional[bool] = None
+    event_id: Optional[str] = None
     #: per-stage scores of an advanced search (vector, keyword, rerank)
     scores: Optional[dict[str, float]] = None
 

@@ -27,6 +27,9 @@ SCOPE_KEYS = flt.SCOPE_COLUMNS
 #: ``valid_to`` in the future, checked against the database's clock when the read runs)
 ACTIVE = flt.Or((flt.Compare(flt.Field(column="valid_to"), "eq", None),
                  flt.Compare(flt.Field(column="valid_to"), "gt", flt.NOW)))
+#: formed memories: not the provisional ones an ``add(async_mode=True)`` keeps until its formation ends
+#: (what formation and maintenance read; reads show both)
+FORMED = flt.Compare(flt.Field(column="event_id"), "eq", None)
 
 Moment = str | datetime | date | None
 

@@ -6,7 +6,7 @@ compare and index timestamps as plain text on every backend.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 
 
 def now_iso() -> str:
@@ -29,3 +29,13 @@ def canonical(value: str | datetime | date) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def seconds_between(start: str, end: str) -> float:
+    """Seconds from one stored timestamp to another."""
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def shift(moment: str, seconds: float) -> str:
+    """A stored timestamp moved by ``seconds`` (negative: earlier), in the stored form."""
+    return (datetime.fromisoformat(moment) + timedelta(seconds=seconds)).isoformat(timespec="microseconds")

@@ -13,7 +13,10 @@ filter, id or bug in a query can reach another tenant's rows. Every tenant's
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
+from contextlib import closing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,11 +27,15 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.core.errors import FilterError, InvalidInputError
 from memlane.hosting.keys import tenant_name
+from memlane.background.workers import Workers
 from memlane.memory import Memory
-from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_database,
+from memlane.store import (DEFAULT_TENANT, SQLiteStoreConfig, create_store, postgres_config, postgres_placement,
                            recorded_embedders, sqlite_path)
 
 __all__ = ["DEFAULT_TENANT", "Tenants", "widens_scope"]
+
+#: how often workers on SQLite look for tenant files with queued jobs that this process has not opened
+RESCAN_SECONDS = 10.0
 
 
 def widens_scope(filters: Mapping[str, Any] | None) -> bool:
@@ -65,12 +72,16 @@ class Tenants:
         self.postgres = postgres_config(self.config)
         if self.postgres is not None:
             self.postgres.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
-        self._database = None  # the pool shared by every tenant's PostgreSQL store, opened on first use
+        self._placement = None  # the tenant directory and the pools of the deployment's databases, opened on first use
         # one model for the deployment: the configured one, else the one its stores were filled with
         self.embedder = embedder or create_embedder(
             embedder_choice.spec_for(self.config, recorded_embedders(self.config, self.home)))
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
+        #: the worker threads forming async adds of every tenant (``start_background``)
+        self.workers: Workers | None = None
+        self._queues: dict[int, Any] = {}  # a PostgreSQL database's job queue, by the database
+        self._scanned = float("-inf")  # when the SQLite files were last looked at for queued jobs
 
     @staticmethod
     def describe(config: config_mod.MemoryConfig | Mapping[str, Any] | None, home: str | Path) -> str:
@@ -94,29 +105,107 @@ class Tenants:
         """Where the tenants' stores are, for people (the DSN without its password)."""
         return self.describe(self.config, self.home)
 
+    @property
+    def placement(self) -> Any:
+        """The PostgreSQL deployment's tenant directory (store/placement.py), whose home database
+        pool every tenant's store shares; None on SQLite."""
+        if self.postgres is None:
+            return None
+        if self._placement is None:
+            with self._lock:
+                if self._placement is None:
+                    self._placement = postgres_placement(self.postgres)
+        return self._placement
+
     def memory(self, tenant: str) -> Memory:
         memory = self._memories.get(tenant)
         if memory is not None:
             return memory
         tenant = tenant_name(tenant)
+        placement = self.placement
         with self._lock:
             memory = self._memories.get(tenant)
             if memory is None:
-                if self.postgres is not None and self._database is None:
-                    self._database = postgres_database(self.postgres)
-                store = create_store(self.config, self.embedder.dims, tenant, home=self.home, database=self._database)
-                memory = Memory(self.config, embedder=self.embedder, store=store)
+                store = create_store(self.config, self.embedder.dims, tenant, home=self.home, placement=placement)
+                memory = Memory(self.config, embedder=self.embedder, store=store, background=False)
+                memory.on_queued = self._queued
                 self._memories[tenant] = memory
         return memory
+
+    # -- background formation: one set of workers for every tenant ----------------------------------
+
+    def start_background(self, threads: int | None = None) -> Workers | None:
+        """Start the workers (``threads``, default ``background.workers``) that form every tenant's
+        async adds. On PostgreSQL they take the jobs of every tenant of every database of the
+        deployment (any number of servers and ``memlane worker`` processes share them); on SQLite,
+        those of the tenants this process has open, and of the tenants whose files hold queued jobs now."""
+        settings = self.config.background
+        if threads is not None:
+            settings = settings.model_copy(update={"workers": threads})
+        if not settings.workers or self.workers is not None:
+            return self.workers
+        self.workers = Workers(self._job_queues, self._runner, settings, any_tenant=self.postgres is not None,
+                               name="memlane-formation").start()
+        return self.workers
+
+    def _queued(self) -> None:
+        if self.workers is not None:
+            self.workers.wake()
+
+    def _job_queues(self) -> list[Any]:
+        if self.postgres is None:  # the open tenants, and now and then those that other processes queued jobs in
+            if time.monotonic() - self._scanned > RESCAN_SECONDS:
+                self._scanned = time.monotonic()
+                for tenant in self._tenants_with_jobs():
+                    self.memory(tenant)
+            return [memory.store for memory in list(self._memories.values())]
+        from memlane.store.postgres import PostgresStore
+
+        queues = []
+        for database in self.placement.databases():
+            queue = self._queues.get(id(database))
+            if queue is None:
+                queue = self._queues[id(database)] = PostgresStore(database, DEFAULT_TENANT)
+            queues.append(queue)
+        return queues
+
+    def _runner(self, job: Any, queue: Any) -> Memory:
+        if self.postgres is not None:
+            return self.memory(job.tenant or DEFAULT_TENANT)
+        return next(memory for memory in list(self._memories.values()) if memory.store is queue)
+
+    def _tenants_with_jobs(self) -> list[str]:
+        """The tenants whose SQLite file holds queued or running jobs (read-only look, no store opened)."""
+        files = {DEFAULT_TENANT: self.sqlite_file(self.config, self.home, DEFAULT_TENANT)}
+        directory = files[DEFAULT_TENANT].parent / "tenants"
+        if directory.is_dir():
+            for path in sorted(directory.glob("*.db")):
+                files.setdefault(path.stem, path)
+        found = []
+        for tenant, path in files.items():
+            if not path.exists():
+                continue
+            try:
+                with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as con:
+                    if con.execute("SELECT 1 FROM jobs WHERE status IN ('PENDING', 'RUNNING') LIMIT 1").fetchone():
+                        found.append(tenant)
+            except sqlite3.Error:  # no job table yet (a file of an older memlane), or not a store
+                continue
+        return found
 
     def open_tenants(self) -> list[str]:
         return sorted(self._memories)
 
     def close(self) -> None:
+        if self.workers is not None:
+            self.workers.stop()
+            self.workers = None
         with self._lock:
             for memory in self._memories.values():
                 memory.close()
             self._memories.clear()
-            if self._database is not None:
-                self._database.close()
-                self._database = None
+            self._queues.clear()
+            if self._placement is not None:
+                self._placement.close()
+                self._placement.home.close()
+                self._placement = None

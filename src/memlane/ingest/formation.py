@@ -4,10 +4,13 @@
 - ``verbatim`` (``infer=False``): each message one memory, with the turns before it as context
   (``retrieval.context_messages``); system messages are skipped;
 - ``form`` (``infer=True``): facts extracted and attributed to their speakers, embedded as they are
-  stored, the scope's memories near them read as candidates, the engine's decisions planned.
+  stored, the scope's *formed* memories near them read as candidates (not the provisional stand-ins
+  of async adds), the engine's decisions planned;
+- ``decide``: whichever of them the call asks for, with the add's answer.
 
-Pipelines decide, the facade applies: ``form`` reads the store (the candidates) and returns the
-``ChangeSet`` to write, the add's relations with it; ``Memory.add`` writes it in one transaction.
+Pipelines decide, the facade applies: ``decide`` reads the store (the candidates) and returns the
+``ChangeSet`` to write, the add's relations with it; ``Memory.add`` writes it in one transaction (a
+background worker with the end of its job: background/formation.py).
 """
 
 from __future__ import annotations
@@ -18,19 +21,46 @@ from memlane.core import filters as flt
 from memlane.core import validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import ChangeSet
+from memlane.core.config import MemoryConfig
 from memlane.core.graph_models import GraphChanges
 from memlane.core.models import Message, NewMemory, text_hash
-from memlane.core.scope import ACTIVE
-from memlane.embeddings import memory_text
+from memlane.core.scope import ACTIVE, FORMED
+from memlane.embeddings import Embeddings, memory_text
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import offline_extract, records, speakers
 from memlane.ingest.pipeline import Pipeline
 from memlane.ingest.plan import Context, plan
 from memlane.ingest.report import skipped_messages
-from memlane.ingest.types import FormationFailed
+from memlane.ingest.types import Engine, FormationFailed
 
 
 class Formation(Pipeline):
+    def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Any, engine: Engine, graph: Any = None):
+        super().__init__(config, embeddings, store, engine)
+        #: graph memory (``GraphMemory``): the add's relations are planned with its memories
+        self.graph = graph
+
+    def decide(self, call: AddCall, message_ids: list[str], times: list[str]) -> tuple[ChangeSet, dict[str, Any]]:
+        """What an add of these (already kept) messages, said at ``times``, writes, and its answer
+        (``Memory.add``'s)."""
+        outcome: dict[str, Any] = {"results": [], "status": "ok", "facts": [], "unchanged": [],
+                                   "message_ids": message_ids}
+        if call.memory_type == "procedural":
+            try:
+                drafts = self.procedural(call, message_ids, max(times))
+            except FormationFailed as exc:
+                return ChangeSet(), {**outcome, "status": "failed", "reason": str(exc)}
+        elif not call.infer:
+            drafts, outcome["skipped"] = self.verbatim(call, message_ids, times)
+        else:
+            graph = GraphChanges()
+            if self.graph is not None:  # relations are written with the memories, or alone when formation fails
+                graph, outcome["relations"] = self.graph.plan_add(call.messages, call.ids, message_ids)
+            return self.form(call, message_ids, outcome, graph, max(times)) or ChangeSet(), outcome
+        stored = records.records(drafts, self.embeddings, self.config.retrieval)
+        outcome["results"] = [{"id": r.id, "memory": r.text, "event": "ADD"} for r in stored]
+        return ChangeSet(inserts=stored), outcome
+
     def procedural(self, call: AddCall, message_ids: list[str], said_at: str) -> list[NewMemory]:
         """The agent's procedure, summarised by the engine (raises ``FormationFailed``); ``said_at``: the
         time of the last message."""
@@ -83,7 +113,7 @@ class Formation(Pipeline):
             stored_as = [memory_text.embedding_text(f.text, metadata, None, settings, f.actor_id) for f in facts]
             vectors = self.embeddings.documents(stored_as)
             counterparts = speakers.counterpart_filter(facts) if known else None
-            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE,
+            where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in ids.items()), ACTIVE, FORMED,
                                 *([counterparts] if counterparts else []))
             candidates = formation_candidates.find(self.store, self.embeddings, facts, vectors, where,
                                                    self.config.formation.top_k,

@@ -42,7 +42,7 @@ def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: Retri
             user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
             metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
             valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
-            token_vectors=token_vectors,
+            token_vectors=token_vectors, event_id=d.event_id,
         )
         for d, vector, token_vectors in zip(drafts, matrix, tokens)
     ]

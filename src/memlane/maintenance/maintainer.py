@@ -13,12 +13,13 @@ embedded again, after a change of models.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from memlane.core import timeutil
 from memlane.core.changes import ChangeSet
 from memlane.core.config import MemoryConfig
-from memlane.core.filters import Node
+from memlane.core.filters import Node, scope_ids
 from memlane.core.models import NewMemory
 from memlane.embeddings import Embeddings
 from memlane.ingest import records as ingest_records
@@ -35,9 +36,21 @@ CLEANUP_BATCH = 500
 
 
 class Maintainer(Pipeline):
+    def _turn(self, where: Node, dry_run: bool) -> AbstractContextManager[None]:
+        """The scope's maintenance lock (``Store.maintenance_lock``): one cleanup or merge of a scope at
+        a time, across the servers of a database; a dry run only reads."""
+        if dry_run:
+            return nullcontext()
+        return self.store.maintenance_lock(",".join(f"{k}={'|'.join(v)}" for k, v in sorted(scope_ids(where).items())))
+
     def cleanup(self, where: Node, keep_latest: int, dry_run: bool,
                 progress: plans.Progress | None) -> dict[str, Any]:
         """Invalidate the memories of ``where`` beyond the newest ``keep_latest`` (by ``created_at``)."""
+        with self._turn(where, dry_run):
+            return self._cleanup(where, keep_latest, dry_run, progress)
+
+    def _cleanup(self, where: Node, keep_latest: int, dry_run: bool,
+                 progress: plans.Progress | None) -> dict[str, Any]:
         total = self.store.count(where)
         old = self.store.list(where, total - keep_latest, offset=keep_latest) if total > keep_latest else []
         old.reverse()  # oldest first
@@ -51,6 +64,10 @@ class Maintainer(Pipeline):
 
     def merge(self, where: Node, threshold: float, dry_run: bool, progress: plans.Progress | None) -> dict[str, Any]:
         """Merge the near-duplicates of ``where`` (cosine >= ``threshold``); returns the report."""
+        with self._turn(where, dry_run):
+            return self._merge(where, threshold, dry_run, progress)
+
+    def _merge(self, where: Node, threshold: float, dry_run: bool, progress: plans.Progress | None) -> dict[str, Any]:
         records, matrix = self.store.with_vectors(where)
         # the threshold and the pairs' similarities on the common scale (a model's raw cosines are not)
         pairs = [(i, j, self.embeddings.similarity(s, "document"))

@@ -93,6 +93,9 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         timestamp: Annotated[Optional[Union[int, float, str]], Field(
             description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now); "
                         "a message may carry its own created_at")] = None,
+        async_mode: Annotated[bool, Field(
+            description="answer at once (status PENDING, an event_id for get_event) and form the memories in "
+                        "the background; what was sent is searchable at once")] = False,
     ) -> dict[str, Any]:
         """Remember a conversation: extract lasting facts and reconcile them with what is already known
         (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
@@ -102,7 +105,14 @@ def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
         keep it exactly as written."""
         return call(tools.add_memory, ctx, messages, user_id=user_id, agent_id=agent_id, run_id=run_id,
                     metadata=metadata, infer=infer, memory_type=memory_type, expiration_date=expiration_date,
-                    timestamp=timestamp)
+                    timestamp=timestamp, async_mode=async_mode)
+
+    @server.tool(annotations=read_only)
+    def get_event(ctx: Context, event_id: Annotated[str, Field(
+            description="the event_id add_memory answered with (async_mode)")]) -> dict[str, Any]:
+        """The outcome of an add_memory made with async_mode: status PENDING, RUNNING, SUCCEEDED (result:
+        what add_memory would have answered) or FAILED (error: why; the messages stay kept)."""
+        return call(tools.get_event, ctx, event_id)
 
     @server.tool(annotations=read_only)
     def search_memories(

@@ -31,7 +31,8 @@ from typing import Any
 
 from memlane.core import filters as flt
 from memlane.core import validation
-from memlane.core.errors import FilterError, InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
+from memlane.core.errors import (EventNotFoundError, FilterError, InvalidInputError, MaintenanceBusyError, MemlaneError,
+                                 MemoryNotFoundError, ScopeError)
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
 from memlane.hosting.tenancy import widens_scope
@@ -98,6 +99,10 @@ def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
         return action()
     except MemoryNotFoundError as exc:
         raise ToolFailure(f"{exc}; check the id (search_memories or list_memories show ids)") from None
+    except EventNotFoundError as exc:
+        raise ToolFailure(f"{exc}; add_memory with async_mode answers with the event_id") from None
+    except MaintenanceBusyError as exc:
+        raise ToolFailure(str(exc)) from None
     except ScopeError as exc:
         flag = caller.default_user_flag if caller is not None else Caller.default_user_flag
         raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
@@ -166,16 +171,24 @@ def _ms(start: float) -> float:
 def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
                metadata: Mapping[str, Any] | None = None, infer: bool = True,
                memory_type: str | None = None, expiration_date: str | None = None,
-               timestamp: Any = None) -> dict[str, Any]:
+               timestamp: Any = None, async_mode: bool = False) -> dict[str, Any]:
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
-                                            expiration_date=expiration_date, timestamp=timestamp, **scope), caller)
+                                            expiration_date=expiration_date, timestamp=timestamp,
+                                            async_mode=async_mode, **scope), caller)
     outcome["message"] = add_summary(outcome)
     return outcome
 
 
+def get_event(caller: Caller, event_id: Any) -> dict[str, Any]:
+    return run(lambda: caller.memory.event(event_id), caller)
+
+
 def add_summary(outcome: Mapping[str, Any]) -> str:
     """One line an agent reads: what the add stored, or why it stored nothing (never an empty success)."""
+    if outcome.get("status") == "PENDING":
+        return (f"queued (event {outcome['event_id']}): searchable at once as sent, formed in the background; "
+                "get_event tells the outcome")
     if outcome.get("status") == "failed":
         return (f"memory formation failed: {outcome.get('reason', '')}; the messages are kept verbatim "
                 "(call add_memory with infer=false to store the note as written)")
@@ -336,7 +349,7 @@ def search_memory_with_context(caller: Caller, conversation: Any = None, *, syst
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
                              "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
                              "search_memory_with_context", "search_documents", "cleanup_old_memories",
-                             "merge_similar_memories")
+                             "merge_similar_memories", "get_event")
 
 
 # -- document collections --------------------------------------------------------

@@ -5,7 +5,7 @@
 
 Layout of ``settings.home``::
 
-    keys.db               API keys (hashed)
+    keys.db               API keys (hashed; on PostgreSQL they live in the database)
     memlane.db            tenant "default" (the store of Memory(), the CLI and memlane mcp too)
     tenants/<name>.db     every other tenant (store/__init__.py: create_store)
 
@@ -38,9 +38,9 @@ from memlane.embeddings import Embedder, create_embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.store import recorded_embedders
 from memlane.hosting import local_server
-from memlane.hosting.keys import KeyStore
+from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
-from memlane.server import context_routes, dashboard, documents_routes, errors, platform, routes
+from memlane.server import context_routes, dashboard, documents_routes, errors, events_routes, platform, routes
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
@@ -78,6 +78,8 @@ class ServerSettings:
     host: str = DEFAULT_HOST
     #: load the embedding model at startup rather than on the first request
     warm_up: bool = True
+    #: form async adds in this server (``background.workers`` threads; else ``memlane worker`` does)
+    background: bool = True
     #: embed concurrent requests' texts in one model call (see memlane.embeddings.batching)
     batch_embeddings: bool = True
     #: worker threads for the blocking Memory calls (None: anyio's default, 40). Fewer threads contend
@@ -108,6 +110,7 @@ class ServerSettings:
             mcp_user_id=env.get("MEMLANE_MCP_USER_ID", DEFAULT_USER_ID) or None,
             host=env.get("MEMLANE_SERVER_HOST", DEFAULT_HOST),
             threads=int(env["MEMLANE_SERVER_THREADS"]) if env.get("MEMLANE_SERVER_THREADS") else None,
+            background=env.get("MEMLANE_SERVER_NO_BACKGROUND", "") not in ("1", "true", "yes"),
             url=env.get("MEMLANE_SERVER_URL") or None,
             local_token=env.get("MEMLANE_SERVER_LOCAL_TOKEN") or None,
         )
@@ -122,6 +125,8 @@ class ServerSettings:
         env["MEMLANE_MCP_USER_ID"] = self.mcp_user_id or ""
         if self.threads:
             env["MEMLANE_SERVER_THREADS"] = str(self.threads)
+        if not self.background:
+            env["MEMLANE_SERVER_NO_BACKGROUND"] = "1"
         if self.url:
             env["MEMLANE_SERVER_URL"] = self.url
         if self.local_token:
@@ -158,7 +163,12 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
         if settings.batch_embeddings:
             embedder = BatchingEmbedder(embedder)
         tenants = Tenants(settings.home, settings.config, embedder=embedder)
-    keys: Any = KeyStore(settings.home / "keys.db") if settings.auth else None
+    key_store = None
+    if settings.auth:  # beside the stores: <home>/keys.db, or the PostgreSQL database every server shares
+        placement = getattr(tenants, "placement", None)
+        key_store = open_key_store(settings.config, settings.home,
+                                   database=placement.home if placement is not None else None)
+    keys: Any = key_store
     if keys is not None and settings.local_token:
         keys = KeysWithLocalToken(keys, settings.local_token, DEFAULT_TENANT)
     mcp_manager = _mcp_manager(settings, tenants) if settings.mcp else None
@@ -170,6 +180,9 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
                 await stack.enter_async_context(mcp_manager.run())
             if settings.warm_up:
                 await anyio.to_thread.run_sync(_warm_up, tenants)
+            if settings.background and hasattr(tenants, "start_background"):
+                # async adds are formed here: every tenant's, by background.workers threads
+                await anyio.to_thread.run_sync(tenants.start_background)
             # The model and libraries are millions of long-lived objects; a full garbage collection
             # walking them stalls every request for a few hundred ms. Exempt what exists now.
             gc.collect()
@@ -194,10 +207,12 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
+    app.state.key_store = key_store
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(platform.router)
     app.include_router(context_routes.router)
+    app.include_router(events_routes.router)
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
     dashboard.install(app)  # the web UI at /ui and GET /scopes
     if mcp_manager is not None:

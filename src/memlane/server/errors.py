@@ -5,7 +5,8 @@
 | request body / query fails its schema   | 422, ``field`` names it |
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
-| ``MemoryNotFoundError``                 | 404 |
+| ``MemoryNotFoundError``, ``EventNotFoundError`` | 404 |
+| ``MaintenanceBusyError`` (that scope's maintenance runs already) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
@@ -25,6 +26,8 @@ from starlette.exceptions import HTTPException
 
 from memlane.core.errors import (
     EmbeddingError,
+    EventNotFoundError,
+    MaintenanceBusyError,
     FilterError,
     InvalidInputError,
     MemlaneError,
@@ -115,6 +118,14 @@ async def _not_found(request: Request, exc: MemoryNotFoundError) -> JSONResponse
     return _error(404, f"Memory not found: no memory with id {exc.memory_id!r}", field="memory_id")
 
 
+async def _event_not_found(request: Request, exc: EventNotFoundError) -> JSONResponse:
+    return _error(404, f"Event not found: {exc}", field="event_id")
+
+
+async def _busy(request: Request, exc: MaintenanceBusyError) -> JSONResponse:
+    return _error(409, str(exc))
+
+
 async def _http(request: Request, exc: HTTPException) -> JSONResponse:
     return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
@@ -135,5 +146,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(InvalidInputError, _invalid_input)  # type: ignore[arg-type]
     app.add_exception_handler(MemoryNotFoundError, _not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(EventNotFoundError, _event_not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(MaintenanceBusyError, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(MemlaneError, _server_fault)  # type: ignore[arg-type]

@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memlane.hosting.keys import KeyStore
+from memlane.hosting.keys import open_key_store
 
 
-def first_start_key(home: Path, *, loopback: bool, tenant: str) -> dict[str, Any] | None:
+def first_start_key(home: Path, *, loopback: bool, tenant: str, config: Any = None) -> dict[str, Any] | None:
     """Create and return ``{"key", "id", "tenant", "admin", ...}`` on a loopback server's first start; else None.
-    The key itself is returned only now: ``keys.db`` stores its hash."""
+    The key itself is returned only now: ``keys.db`` (or the PostgreSQL database of ``config``) stores its hash."""
     if not loopback:
         return None
-    keys = KeyStore(home / "keys.db")
+    keys = open_key_store(config, home)
     try:
         if keys.list():
             return None
@@ -27,8 +27,8 @@ def first_start_key(home: Path, *, loopback: bool, tenant: str) -> dict[str, Any
         keys.close()
 
 
-def active_keys(home: Path) -> int:
-    keys = KeyStore(home / "keys.db")
+def active_keys(home: Path, config: Any = None) -> int:
+    keys = open_key_store(config, home)
     try:
         return keys.count()
     finally:

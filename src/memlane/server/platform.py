@@ -10,7 +10,9 @@ delete_all and history. The wire details are in
   ``filters``; unknown body fields are ignored (the client forwards every
   keyword argument verbatim);
 * ``delete_all`` sends ``filters`` in the query string as a Python ``repr``;
-* ``add`` answers synchronously (``status: SUCCEEDED``) instead of queueing.
+* ``add`` answers synchronously (``status: SUCCEEDED``), unless the body asks for ``async_mode``
+  (1.x clients send it by default): then ``PENDING`` with an ``event_id`` that
+  ``GET /v1/event/{id}/`` resolves, as the platform does.
 
 ``app_id`` has no counterpart in memlane (scopes are user, agent and run), so
 it is refused rather than ignored: ignoring it would widen the scope silently.
@@ -76,7 +78,9 @@ def add(body: schemas.PlatformAdd, request: Request) -> dict[str, Any]:
         ids[key] = value
     outcome = tenant_memory(request).add(body.messages, metadata=body.metadata, infer=body.infer,
                                          memory_type=body.memory_type, expiration_date=body.expiration_date,
-                                         timestamp=body.timestamp, **ids)
+                                         timestamp=body.timestamp, async_mode=bool(body.async_mode), **ids)
+    if outcome["status"] == "PENDING":  # async_mode: the platform's answer, the provisional memories beside it
+        return {**outcome, "message": outcome["results"][0]["message"]}
     results = [{**item, "data": {"memory": item["memory"]}} for item in outcome["results"]]
     answer = {**outcome, "status": "SUCCEEDED" if outcome["status"] == "ok" else "FAILED",
               "event_id": str(uuid.uuid4()), "results": results}

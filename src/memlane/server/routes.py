@@ -36,12 +36,14 @@ def add_memories(body: schemas.MemoryCreate, request: Request) -> dict[str, Any]
     """Keeps the messages verbatim, then extracts and reconciles facts (``infer``) or stores
     each message as a memory. Returns ``Memory.add``'s result: ``results`` (ADD / UPDATE /
     DELETE events), ``status``, ``facts``, ``unchanged``, ``skipped`` (each message that stored nothing,
-    with why) and ``message_ids``."""
+    with why) and ``message_ids``. With ``async_mode`` it answers at once with ``status: PENDING`` and
+    an ``event_id`` (``GET /events/{event_id}``); what was sent is searchable at once."""
     messages = body.messages if isinstance(body.messages, str) else [m.model_dump(exclude_none=True)
                                                                       for m in body.messages]
     return tenant_memory(request).add(messages, user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                                       metadata=body.metadata, infer=body.infer, memory_type=body.memory_type,
-                                      expiration_date=body.expiration_date, timestamp=body.timestamp)
+                                      expiration_date=body.expiration_date, timestamp=body.timestamp,
+                                      async_mode=body.async_mode)
 
 
 @router.get("/memories", tags=["memories"], summary="List the memories of a scope, newest first")

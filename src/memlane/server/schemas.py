@@ -60,6 +60,8 @@ class MemoryCreate(Strict):
                                                                              "future: the memories added expire then")
     timestamp: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
         None, description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now)")
+    async_mode: StrictBool = Field(False, description="answer at once (PENDING, with an event id: GET /events/{id}); "
+                                                      "what was sent is searchable at once, formed in the background")
 
 
 class SearchRequest(Strict):
@@ -133,6 +135,8 @@ class PlatformAdd(Lenient):
     expiration_date: Optional[str] = Field(None, max_length=64)
     timestamp: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
         None, description="when the conversation was said: Unix seconds or ISO-8601 (mem0 platform's name)")
+    async_mode: Optional[StrictBool] = Field(None, description="answer at once with PENDING and an event id "
+                                                               "(GET /v1/event/{id}/)")
 
 
 class PlatformSearch(Lenient):

@@ -59,6 +59,12 @@ class PostgresStoreConfig(BaseModel):
                                         " at 1M clustered vectors, 128 gave 0.99; benchmarks/RESULTS.md)")
     ef_search: int = Field(100, ge=1, le=1000, description="HNSW candidate list of unscoped searches")
     max_scan_tuples: int = Field(20_000, ge=1, description="rows an iterative index scan visits before giving up")
+    vector_index: bool = Field(True, description="build the HNSW index (searches of scopes above exact_search_limit"
+                                                 " and unscoped ones use it); false: every search is exact, and an"
+                                                 " insert costs no index maintenance (docs/scaling.md)")
+    databases: dict[str, str] = Field(default_factory=dict,
+                                      description="other databases tenants may be placed in, by label: "
+                                                  "{\"eu\": \"postgresql://...\"} (memlane tenants move)")
 
     def resolved_dsn(self) -> str:
         dsn = self.dsn or os.environ.get(DATABASE_URL_ENV)
@@ -73,7 +79,7 @@ class PostgresStoreConfig(BaseModel):
         return dict(schema_name=self.schema_name, min_size=self.min_connections,
                     max_size=max(self.max_connections, self.min_connections), connect_timeout=self.connect_timeout,
                     migrate=self.auto_migrate, hnsw_m=self.hnsw_m, hnsw_ef_construction=self.hnsw_ef_construction,
-                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples)
+                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples, vector_index=self.vector_index)
 
 
 def postgres_settings(config: dict | None) -> PostgresStoreConfig:
@@ -141,7 +147,7 @@ def sqlite_path(store: SQLiteStoreConfig, history_db_path: str | None = None, te
 
 
 #: store factories by ``vector_store.provider``: (the whole config, the embedder's dims, the tenant,
-#: keyword ``home`` and ``database``) -> Store
+#: keyword ``home`` and ``database``; ``placement`` for PostgreSQL) -> Store
 STORES: Registry[Callable[..., Store]] = Registry(
     "stores", "vector_store.provider",
     hint="memlane stores vectors in its own backends: 'sqlite' (embedded, the default) or 'postgres' "
@@ -197,13 +203,16 @@ def recorded_embedders(config: MemoryConfig, home: Path | None = None) -> list[s
 
 
 def create_store(config: MemoryConfig, dims: int | None = None, tenant: str | None = None, *,
-                 home: Path | None = None, database: Any = None) -> Store:
+                 home: Path | None = None, database: Any = None, placement: Any = None) -> Store:
     """The store of ``tenant`` (default: the config's PostgreSQL tenant, else ``DEFAULT_TENANT``) that
     ``config`` names. ``home``: where SQLite files live unless configured (``memlane_home()``);
     ``database``: a ``PostgresDatabase`` shared by several tenants' stores (the server's pool);
+    ``placement``: the tenant directory they share (store/placement.py), which then owns the pools;
     ``dims``: the embedder's, checked against a configured ``embedding_model_dims`` (or ``check_dims``
     later, when the store's recorded model decides the embedder)."""
     provider = "postgres" if postgres_config(config) is not None else config.vector_store.provider
+    if placement is not None:
+        return STORES.get(provider)(config, dims, tenant, home=home, database=database, placement=placement)
     return STORES.get(provider)(config, dims, tenant, home=home, database=database)
 
 
@@ -220,21 +229,34 @@ def _sqlite_store(config: MemoryConfig, dims: int | None, tenant: str | None, *,
 
 @STORES.register("postgres", aliases=("postgresql", "pgvector"))
 def _postgres_store(config: MemoryConfig, dims: int | None, tenant: str | None, *, home: Path | None = None,
-                    database: Any = None) -> Store:
+                    database: Any = None, placement: Any = None) -> Store:
     settings = postgres_config(config) or postgres_settings(config.vector_store.config)
     _check_dims(settings.embedding_model_dims, dims)
-    owns = database is None
-    database = database or postgres_database(settings)
+    owns = placement is None
+    if placement is None:
+        placement = postgres_placement(settings, database)
+        owns = database is None
     from memlane.store.postgres import PostgresStore
 
-    return PostgresStore(database, tenant or settings.tenant, owns_database=owns,
+    tenant = tenant or settings.tenant
+    return PostgresStore(placement.where(tenant)[0], tenant, owns_database=owns, placement=placement,
                          exact_search_limit=settings.exact_search_limit, ann_candidates=settings.ann_candidates)
 
 
-def postgres_database(settings: PostgresStoreConfig) -> Any:
-    """A connection pool for ``settings`` (``PostgresDatabase``), with a clear error without the extra."""
+def postgres_database(settings: PostgresStoreConfig, dsn: str | None = None) -> Any:
+    """A connection pool for ``settings`` (``PostgresDatabase``; of ``dsn`` instead of the configured
+    database: another database of the deployment), with a clear error without the extra."""
     try:
         from memlane.store.postgres import PostgresDatabase
     except ImportError as exc:
         raise ConfigError(f"the PostgreSQL store needs the 'postgres' extra: pip install 'memlane[postgres]' ({exc})") from None
-    return PostgresDatabase(settings.resolved_dsn(), **settings.database_options())
+    return PostgresDatabase(dsn or settings.resolved_dsn(), **settings.database_options())
+
+
+def postgres_placement(settings: PostgresStoreConfig, database: Any = None) -> Any:
+    """The tenant directory of a PostgreSQL deployment (store/placement.py) over its home database
+    (``database``, or a pool opened for ``settings``)."""
+    from memlane.store.placement import Placement
+
+    return Placement(database or postgres_database(settings), lambda dsn: postgres_database(settings, dsn),
+                     labels=settings.databases)

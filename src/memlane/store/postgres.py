@@ -25,7 +25,8 @@ import json
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -38,23 +39,25 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from memlane.text import keywords
-from memlane.core.errors import ConfigError, StoreError
-from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
+from memlane.core.errors import ConfigError, MaintenanceBusyError, StoreError
+from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
 from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
 from memlane.store import postgres_schema as schema
+from memlane.store.placement import MOVE_LOCK, Placement, TenantMovedError
 from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql
-from memlane.store.sql import RECORD_COLUMNS, SqlMemoryStore, added_history, unique
+from memlane.store.sql import RECORD_COLUMNS, RECORD_WIDTH, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
 
 #: Binary COPY: pgvector's binary dumper sends a vector as 4 bytes per float, where its text
 #: form cost ~400 us of Python per 384-dim vector (85% of a bulk insert; benchmarks/RESULTS.md).
 _MEMORY_COPY = (
     "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
-    " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, vector, terms, nterms)"
+    " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, event_id, vector, terms,"
+    " nterms)"
     " FROM STDIN (FORMAT BINARY)"
 )
-_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "vector", "tsvector", "int4"]
+_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "text", "vector", "tsvector", "int4"]
 _HISTORY_COPY = (
     "COPY memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) FROM STDIN (FORMAT BINARY)"
@@ -145,7 +148,7 @@ def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryReco
             copy.write_row((
                 tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                 r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, unique(r.source_message_ids), r.valid_to,
-                r.invalid_reason, r.superseded_by, r.vector, terms, nterms))
+                r.invalid_reason, r.superseded_by, r.event_id, r.vector, terms, nterms))
     store_tokens(cur, tenant, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
 
 
@@ -187,6 +190,9 @@ def redact(dsn: str) -> str:
     return f"postgresql://{user + '@' if user else ''}{host}{port}/{params.get('dbname') or ''}"
 
 
+#: the first key of the advisory locks of maintenance (cleanup, merge) per tenant and scope
+MAINTENANCE_LOCK = 0x6D6C6D61  # "mlma"
+
 #: seconds a scope's size class (exact scan or the HNSW index) is reused without counting again
 SIZE_CLASS_SECONDS = 30.0
 #: scopes whose class is remembered (the table is emptied when full)
@@ -219,11 +225,14 @@ class PostgresDatabase:
 
     def __init__(self, dsn: str, *, schema_name: str = "public", min_size: int = 1, max_size: int = 10,
                  connect_timeout: float = 10.0, migrate: bool = True, check: bool = True, hnsw_m: int = 16,
-                 hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000):
+                 hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000,
+                 vector_index: bool = True):
         self.dsn = dsn
         self.location = redact(dsn)
         self.schema = schema_name
         self.hnsw_m, self.hnsw_ef_construction = hnsw_m, hnsw_ef_construction
+        #: False: no HNSW index is made, searches are exact (every insert is then a plain row insert)
+        self.vector_index = vector_index
         self.ef_search, self.max_scan_tuples = ef_search, max_scan_tuples
         self.connect_timeout = connect_timeout
         with self._connect() as con:
@@ -308,7 +317,7 @@ class PostgresDatabase:
         con.adapters.register_dumper(Tsvector, TsvectorDumper)
 
     def ensure_index(self, dims: int) -> None:
-        if dims in self._indexed:
+        if dims in self._indexed or not self.vector_index:
             return
         with self._lock, self.pool.connection() as con:
             schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction)
@@ -320,7 +329,7 @@ class PostgresDatabase:
         dimensions is stored yet the index is dropped and ``finish_bulk_load`` builds it once.
         Returns 'build' (index absent during the load), 'keep' (other rows of these dimensions are
         indexed and may be searched meanwhile: the index stays) or 'none' (too many dimensions to index)."""
-        if schema.index_type(dims) is None:
+        if schema.index_type(dims) is None or not self.vector_index:
             return "none"
         name = schema.index_name(dims)
         with self._lock, self.pool.connection() as con, con.transaction():
@@ -336,6 +345,8 @@ class PostgresDatabase:
         """Refresh the planner's statistics and build the HNSW index a bulk load went without."""
         with self._lock, self.pool.connection() as con:
             con.execute("ANALYZE memlane_memories")
+            if not self.vector_index:
+                return
             schema.ensure_vector_index(con, dims, m=self.hnsw_m, ef_construction=self.hnsw_ef_construction,
                                        maintenance_work_mem=maintenance_work_mem)
             self._indexed.add(dims)
@@ -371,11 +382,13 @@ class PostgresStore(SqlMemoryStore):
     TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
               "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
               "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
-              "graph_relations": "memlane_graph_relations"}
+              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs"}
     TENANTED = True
     SEQ = "seq"
     LOCK = " FOR UPDATE"
     NOW = NOW_SQL
+    EPOCH = "extract(epoch FROM clock_timestamp())::float8"
+    CLAIM_LOCK = " FOR UPDATE OF j SKIP LOCKED"
     INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
     TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
     REEMBED_PENDING = (
@@ -392,13 +405,16 @@ class PostgresStore(SqlMemoryStore):
                     " WHERE m.tenant = %s AND r.tenant = m.tenant AND r.memory_id = m.id")
 
     def __init__(self, database: PostgresDatabase, tenant: str = "default", *, owns_database: bool = False,
-                 exact_search_limit: int = 10_000, ann_candidates: int = 40):
+                 exact_search_limit: int = 10_000, ann_candidates: int = 40, placement: Placement | None = None):
+        """``placement``: the deployment's tenant directory (store/placement.py): the store then works
+        in the database its tenant is placed in, follows it when it moves, and guards its writes."""
         if not isinstance(tenant, str) or not tenant:
             raise ConfigError("the tenant of a PostgreSQL store must be a non-empty string")
         casefold = database.casefold
         super().__init__(
             tenant,
-            PostgresFilterCompiler(columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+            PostgresFilterCompiler(columns={"memory": "m.text", **{c: f"m.{c}" for c in (*MEMORY_COLUMNS, *INTERNAL_MEMORY_COLUMNS)
+                                      if c != "memory"}},
                                    documents={"metadata": "m.metadata"}, casefold=casefold),
             PostgresFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={}, casefold=casefold),
             PostgresFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={}, casefold=casefold))
@@ -412,6 +428,7 @@ class PostgresStore(SqlMemoryStore):
         # iterative scan in relaxed order under a filter returns good rows, not the best ones first
         self.ann_candidates = ann_candidates
         self.tenant_token = keywords.scope_token("tenant", tenant)
+        self.placement = placement
         self._closed = False
 
     # -- connections and transactions ---------------------------------------
@@ -424,6 +441,34 @@ class PostgresStore(SqlMemoryStore):
         A connection that breaks while committing is not retried (the outcome is unknown)."""
         if self._closed:
             raise StoreError("the store is closed")
+        if self.placement is None:
+            return self._attempt(work, write)
+        for moves in range(3):
+            self._follow(write)
+            try:
+                return self._attempt(work, write)
+            except TenantMovedError:
+                if moves == 2:
+                    raise
+                self.placement.where(self.tenant, fresh=True)
+        raise AssertionError("unreachable")
+
+    def _follow(self, write: bool) -> None:
+        """Work in the database the tenant is placed in now (a write waits while its move switches)."""
+        assert self.placement is not None
+        database = self.placement.wait_active(self.tenant) if write else self.placement.where(self.tenant)[0]
+        if database is not self.db:
+            self.db = database
+            self._size_class.clear()
+
+    def _guard(self, con: psycopg.Connection) -> None:
+        """First in a write transaction of a placed store: wait for a move of the tenant that is
+        switching (its lock), then make sure the tenant still lives here."""
+        con.execute("SELECT pg_advisory_xact_lock_shared(%s::int4, hashtext(%s))", (MOVE_LOCK, self.tenant))
+        if con.execute("SELECT 1 FROM memlane_meta WHERE tenant = %s AND key = 'moved_to'", (self.tenant,)).fetchone():
+            raise TenantMovedError(f"tenant {self.tenant!r} has moved out of {self.db.location}")
+
+    def _attempt(self, work: Callable[[psycopg.Connection], T], write: bool) -> T:
         for attempt in (1, 2):
             con: psycopg.Connection | None = None
             committing = False
@@ -432,6 +477,8 @@ class PostgresStore(SqlMemoryStore):
                     if not write:
                         return work(con)
                     with con.transaction():
+                        if self.placement is not None:
+                            self._guard(con)
                         result = work(con)
                         committing = True
                     return result
@@ -503,6 +550,24 @@ class PostgresStore(SqlMemoryStore):
     def _bound(self, dims: int) -> None:
         self.db.ensure_index(dims)
 
+    @contextmanager
+    def maintenance_lock(self, key: str) -> Iterator[None]:
+        """A session advisory lock of the tenant's scope ``key``, on a connection held while the
+        block runs: one maintenance call per scope across every server of the database."""
+        with self.db.pool.connection() as con:
+            if not con.execute("SELECT pg_try_advisory_lock(%s::int4, hashtext(%s))",
+                               (MAINTENANCE_LOCK, f"{self.tenant}/{key}")).fetchone()[0]:
+                raise MaintenanceBusyError(f"maintenance of {key} is running already (on this or another server); "
+                                           "try again when it has finished")
+            try:
+                yield
+            finally:
+                con.execute("SELECT pg_advisory_unlock(%s::int4, hashtext(%s))",
+                            (MAINTENANCE_LOCK, f"{self.tenant}/{key}"))
+
+    def _housekeeping_turn(self, con: psycopg.Connection) -> bool:
+        return con.execute("SELECT pg_try_advisory_xact_lock(%s::int4, 1)", (schema.LOCK_KEY >> 32,)).fetchone()[0]
+
     def _reembed_lock(self, con: psycopg.Connection) -> None:
         con.execute("LOCK TABLE memlane_memories IN SHARE ROW EXCLUSIVE MODE")
 
@@ -571,7 +636,7 @@ class PostgresStore(SqlMemoryStore):
             return [r[:-1] for r in rows[:limit] if threshold is None or r[-1 - 1] >= threshold]
 
         def run(con: psycopg.Connection) -> list[tuple]:
-            if schema.index_type(dims) is None or self._exact_is_small(con, where):
+            if schema.index_type(dims) is None or not self.db.vector_index or self._exact_is_small(con, where):
                 return exact(con)
             if not self.db.has_index(dims):
                 self.db.ensure_index(dims)
@@ -579,7 +644,7 @@ class PostgresStore(SqlMemoryStore):
             return exact(con) if rows is None else rows
 
         rows = self._run(run)
-        return [(self._record(r), float(r[16])) for r in rows]
+        return [(self._record(r), float(r[RECORD_WIDTH])) for r in rows]
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
         terms = keywords.query_terms(query)
@@ -651,7 +716,11 @@ class PostgresStore(SqlMemoryStore):
             return
         self._closed = True
         if self.owns_database:
-            self.db.close()
+            if self.placement is not None:  # the placement's pools, the home database's among them
+                self.placement.close()
+                self.placement.home.close()
+            else:
+                self.db.close()
 
 
 def _named(sql: str, positional: int) -> str:

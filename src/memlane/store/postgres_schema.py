@@ -292,6 +292,92 @@ MIGRATIONS: list[list[str]] = [
     [
         "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'",  # _REINDEX
     ],
+    # past one machine (docs/deployment.md):
+    # - background formation (core/jobs.py, store/sql_jobs.py): the queue of add(async_mode=True)
+    #   calls, read with FOR UPDATE SKIP LOCKED, with state, result and lease; each provisional
+    #   memory's event (what was sent, searchable until the event's formation replaces it);
+    # - API keys in the database, so every server refuses a revoked key (hosting/keys.py);
+    # - the tenant directory: tenants placed in another database (hosting/placement.py), and the
+    #   change log of a tenant being moved there (store/tenant_move.py), filled by a trigger
+    #   that ``memlane tenants move`` puts on the tenant tables while it runs
+    # (each statement may run again: a test rolls the version back to before the keyword analyzer 2)
+    [
+        f"""CREATE TABLE IF NOT EXISTS memlane_jobs (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            kind text NOT NULL,
+            order_key text {_C} NOT NULL,
+            status text NOT NULL CHECK (status IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+            request jsonb NOT NULL,
+            result jsonb,
+            error text,
+            attempts integer NOT NULL DEFAULT 0,
+            worker text,
+            lease_until double precision,
+            not_before double precision,
+            created_at text {_C} NOT NULL,
+            started_at text {_C},
+            finished_at text {_C},
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_queue ON memlane_jobs (seq) WHERE status IN ('PENDING', 'RUNNING')",
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_open ON memlane_jobs (tenant, order_key, seq) WHERE status IN ('PENDING', 'RUNNING')",
+        "CREATE INDEX IF NOT EXISTS memlane_jobs_finished ON memlane_jobs (finished_at) WHERE finished_at IS NOT NULL",
+        f"ALTER TABLE memlane_memories ADD COLUMN IF NOT EXISTS event_id text {_C}",
+        "CREATE INDEX IF NOT EXISTS memlane_memories_event ON memlane_memories (tenant, event_id) WHERE event_id IS NOT NULL",
+        f"""CREATE TABLE IF NOT EXISTS memlane_api_keys (
+            id text {_C} PRIMARY KEY,
+            prefix text {_C} NOT NULL,
+            hash text NOT NULL UNIQUE,
+            tenant text {_C} NOT NULL,
+            admin boolean NOT NULL DEFAULT false,
+            created_at text {_C} NOT NULL,
+            revoked_at text {_C}
+        )""",
+        "CREATE INDEX IF NOT EXISTS memlane_api_keys_prefix ON memlane_api_keys (prefix)",
+        f"""CREATE TABLE IF NOT EXISTS memlane_tenant_placement (
+            tenant text {_C} PRIMARY KEY,
+            location text NOT NULL,
+            state text NOT NULL CHECK (state IN ('active', 'switching')),
+            updated_at text {_C} NOT NULL
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS memlane_move_log (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            tenant text {_C} NOT NULL,
+            tbl text NOT NULL,
+            key jsonb NOT NULL
+        )""",
+        # AFTER each row change of a tenant table, while a move of that tenant runs (its 'moving'
+        # row in memlane_meta): the changed row's key (the trigger's arguments name its columns)
+        """CREATE OR REPLACE FUNCTION memlane_log_move() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            t text;
+            r jsonb;
+            k jsonb := '{}';
+            c text;
+        BEGIN
+            IF TG_OP = 'DELETE' THEN
+                t := OLD.tenant;
+            ELSE
+                t := NEW.tenant;
+            END IF;
+            IF NOT EXISTS (SELECT 1 FROM memlane_meta WHERE tenant = t AND key = 'moving') THEN
+                RETURN NULL;
+            END IF;
+            IF TG_OP = 'DELETE' THEN
+                r := to_jsonb(OLD);
+            ELSE
+                r := to_jsonb(NEW);
+            END IF;
+            FOREACH c IN ARRAY TG_ARGV LOOP
+                k := k || jsonb_build_object(c, r->c);
+            END LOOP;
+            INSERT INTO memlane_move_log (tenant, tbl, key) VALUES (t, TG_TABLE_NAME, k);
+            RETURN NULL;
+        END
+        $$""",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

@@ -10,14 +10,16 @@ connections and transactions, and its side of the templates (store/sql_dialect.p
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from memlane.core import timeutil
-from memlane.core.errors import EmbedderMismatchError, MemoryNotFoundError, StoreError
+from memlane.core.errors import EmbedderMismatchError, MaintenanceBusyError, MemoryNotFoundError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.core.changes import EXPIRED, Expiry
@@ -26,19 +28,26 @@ from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
 from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
 from memlane.store.sql_graph import GRAPH_TABLES, SqlGraph
+from memlane.store.sql_jobs import SqlJobs
 
 RECORD_COLUMNS = (
     "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
-    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids"
+    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids, m.event_id"
 )
+#: how many columns RECORD_COLUMNS reads (a statement's own columns follow them)
+RECORD_WIDTH = 17
 HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: the tables of a memory store that ``reset`` empties (a dialect's ``TABLES`` names each, and ``meta``, ``reembed``)
-MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys")
+MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs")
 HISTORY_INSERT = (
     "INSERT INTO {history} ({tenant_col}memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
 )
+
+
+#: the maintenance locks of this process, by (store location, scope)
+_MAINTENANCE: dict[tuple[str, str], threading.Lock] = {}
 
 
 def unique(ids: Sequence[str]) -> list[str]:
@@ -48,9 +57,10 @@ def unique(ids: Sequence[str]) -> list[str]:
 
 def added_history(records: Sequence[MemoryRecord]) -> list[tuple]:
     """The ADD events of inserted memories: (memory_id, event, old, new, created_at, actor_id, role,
-    user_id, agent_id, run_id, reason) rows."""
+    user_id, agent_id, run_id, reason) rows. A provisional memory (``event_id``) has none: it stands
+    in for what its event's formation writes, and goes without a trace when that is written."""
     return [(r.id, "ADD", None, r.text, r.created_at, r.actor_id, r.role, r.user_id, r.agent_id, r.run_id, None)
-            for r in records]
+            for r in records if r.event_id is None]
 
 
 def token_matrix(count: int, blob: bytes) -> np.ndarray:
@@ -58,7 +68,7 @@ def token_matrix(count: int, blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").reshape(count, -1).astype(np.float32)
 
 
-class SqlMemoryStore(SqlGraph):
+class SqlMemoryStore(SqlGraph, SqlJobs):
     #: tables ``reset`` empties besides the memory and graph tables (SQLite: its FTS5 index)
     EXTRA_TABLES: tuple[str, ...] = ()
     #: rows of token vectors joined to their memory's id: (FROM clause, id column)
@@ -119,7 +129,8 @@ class SqlMemoryStore(SqlGraph):
     def _record(self, row: Sequence[Any]) -> MemoryRecord:
         return MemoryRecord(*row[:5], user_id=row[5], agent_id=row[6], run_id=row[7], actor_id=row[8], role=row[9],
                             metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
-                            invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]))
+                            invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]),
+                            event_id=row[16])
 
     def _history_row(self, memory_id: str, event: str, old: str | None, new: str | None, at: str,
                      actor_id: str | None, role: str | None, scope: Sequence[str | None],
@@ -198,6 +209,10 @@ class SqlMemoryStore(SqlGraph):
                               " ON CONFLICT DO NOTHING"), [self._t(key, now) for key in changes.keys])
             if changes.graph:
                 self.write_graph(con, changes.graph)
+            if changes.jobs:
+                self._enqueue(con, changes.jobs)
+            if changes.job_done is not None:
+                self._finish_job(con, changes.job_done)
 
         self._run(write, write=True)
 
@@ -314,6 +329,20 @@ class SqlMemoryStore(SqlGraph):
 
         self._run(reset, write=True)
         self.dims = None
+
+    # -- maintenance runs once at a time per scope --------------------------------------------------
+
+    @contextmanager
+    def maintenance_lock(self, key: str) -> Iterator[None]:
+        """Hold the maintenance lock of ``key`` (a scope) while the block runs; ``MaintenanceBusyError``
+        at once when another call holds it (this process; on PostgreSQL any process of the database)."""
+        lock = _MAINTENANCE.setdefault((self.location, key), threading.Lock())
+        if not lock.acquire(blocking=False):
+            raise MaintenanceBusyError(f"maintenance of {key} is running already; try again when it has finished")
+        try:
+            yield
+        finally:
+            lock.release()
 
     # -- reads --------------------------------------------------------------------------------------
 

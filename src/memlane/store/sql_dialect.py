@@ -8,7 +8,8 @@ tenant, which PostgreSQL rows carry and a SQLite file (one per tenant) does not:
 - ``{same:s.r}``: ``s.tenant = r.tenant AND `` (a join within the tenant), or nothing;
 - ``{tenant_col}`` / ``{tenant_val}``: ``tenant, `` and ``%s, `` in an INSERT, or nothing;
 - ``{seq}``: the column that orders rows by insertion; ``{lock}``: what locks a row read
-  before it is changed (PostgreSQL: ``FOR UPDATE``); ``{now}``: the database's current time.
+  before it is changed (PostgreSQL: ``FOR UPDATE``); ``{now}``: the database's current time;
+  ``{epoch}``: the database's clock in seconds since the epoch (job leases).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class SqlDialect(ABC):
     INTEGRITY_ERRORS: tuple[type[Exception], ...] = ()
     #: the current time as stored timestamps write it (``{now}``; the filter compiler's ``NOW``)
     NOW = ""
+    #: the database's clock in seconds since the epoch (``{epoch}``)
+    EPOCH = ""
 
     def __init__(self, tenant: str):
         self.tenant = tenant
@@ -94,7 +97,7 @@ class SqlDialect(ABC):
         if text is None:
             text = template.format(**self.TABLES, tenant=_Tenant(self.TENANTED), same=_SameTenant(self.TENANTED),
                                    tenant_col="tenant, " if self.TENANTED else "",
-                                   tenant_val="%s, " if self.TENANTED else "", seq=self.SEQ, lock=self.LOCK, now=self.NOW,
+                                   tenant_val="%s, " if self.TENANTED else "", seq=self.SEQ, lock=self.LOCK, now=self.NOW, epoch=self.EPOCH,
                                    **{k: "{" + k + "}" for k in parts})
             if self.PLACEHOLDER != "%s":
                 text = text.replace("%s", self.PLACEHOLDER)

@@ -26,7 +26,7 @@ import numpy as np
 from memlane.core import jsonmatch, timeutil, vectors
 from memlane.text import keywords
 from memlane.core.errors import StoreError
-from memlane.core.filters import MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
+from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
 from memlane.core.models import MemoryRecord
 from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
@@ -43,7 +43,8 @@ _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
 CHANGE_LOG_KEEP = 10_000
 
 _COMPILER = SqliteFilterCompiler(
-    columns={"memory": "m.text", **{c: f"m.{c}" for c in MEMORY_COLUMNS if c != "memory"}},
+    columns={"memory": "m.text", **{c: f"m.{c}" for c in (*MEMORY_COLUMNS, *INTERNAL_MEMORY_COLUMNS)
+                                      if c != "memory"}},
     documents={"metadata": "m.metadata"},
 )
 
@@ -109,9 +110,10 @@ class SQLiteStore(SqlMemoryStore):
     provider = "sqlite"
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
-              "graph_entities": "graph_entities", "graph_relations": "graph_relations"}
+              "graph_entities": "graph_entities", "graph_relations": "graph_relations", "jobs": "jobs"}
     PLACEHOLDER = "?"
     NOW = NOW_SQL
+    EPOCH = "((julianday('now') - 2440587.5) * 86400.0)"
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
     SCOPES_FROM_INDEX = True
@@ -288,11 +290,11 @@ class SQLiteStore(SqlMemoryStore):
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
                 " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
-                " vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " event_id, vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                   r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
                   self._list_in(unique(r.source_message_ids)), r.valid_to,
-                  r.invalid_reason, r.superseded_by, vectors.to_blob(r.vector, dtype), len(terms))
+                  r.invalid_reason, r.superseded_by, r.event_id, vectors.to_blob(r.vector, dtype), len(terms))
                  for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
             )
         except sqlite3.IntegrityError as exc:

@@ -272,6 +272,32 @@ MIGRATIONS: list[list[str]] = [
         " WHERE p.rowid = doc_pages_fts.rowid) WHERE rowid IN (SELECT rowid FROM doc_pages WHERE text GLOB '*[^ -~]*')",
         "UPDATE doc_pages SET nterms = ml_count_terms(text) WHERE text GLOB '*[^ -~]*'",
     ],
+    # background formation (core/jobs.py, store/sql_jobs.py): the queue of add(async_mode=True) calls,
+    # with their state, result and lease; and each provisional memory's event (what was sent, verbatim,
+    # searchable until the event's formation replaces it)
+    [
+        """CREATE TABLE jobs (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            order_key TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+            request TEXT NOT NULL,
+            result TEXT,
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            worker TEXT,
+            lease_until REAL,
+            not_before REAL,
+            created_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT
+        )""",
+        "CREATE INDEX jobs_open ON jobs(order_key, seq) WHERE status IN ('PENDING', 'RUNNING')",
+        "CREATE INDEX jobs_finished ON jobs(finished_at) WHERE finished_at IS NOT NULL",
+        "ALTER TABLE memories ADD COLUMN event_id TEXT",
+        "CREATE INDEX memories_event ON memories(event_id) WHERE event_id IS NOT NULL",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

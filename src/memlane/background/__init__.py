@@ -1,0 +1,1 @@
+"""Background formation: queued adds formed by worker threads (workers.py)."""

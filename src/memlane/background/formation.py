@@ -1,0 +1,130 @@
+"""``add(async_mode=True)``: keep the call at once, form it later (docs/deployment.md).
+
+``enqueue`` writes, in one transaction, the messages (verbatim, as every add does), a
+*provisional* memory per message (what was sent, embedded as a memory is, so the very next
+search finds it) and the job. ``run`` is a worker's turn: the same formation a synchronous add
+does (``Formation.decide``), written in one transaction with the job's end and the removal of the
+provisional memories, so a search sees either what was sent or what was formed, never both,
+and a job's effect is applied once however many workers tried it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from memlane.background.workers import Workers
+from memlane.core import timeutil, validation
+from memlane.core.arguments import AddCall
+from memlane.core.changes import ChangeSet
+from memlane.core.errors import EventNotFoundError
+from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, Job, JobDone, order_key
+from memlane.core.models import Message, MessageRecord, NewMemory
+from memlane.core.scope import SCOPE_KEYS
+from memlane.ingest import records as ingest_records
+
+#: the ``Memory`` (memory.py) whose side this is: named, not imported (memory.py imports this module)
+Facade = Any
+
+QUEUED = "queued: formed in the background; Memory.event(event_id) or GET /v1/event/{event_id}/ tells its outcome"
+
+
+class FormsInBackground:
+    """``Memory``'s side of background formation: its events, and the workers that form its async adds
+    (unless a server's or ``memlane worker``'s do: ``Memory(background=False)``)."""
+
+    def event(self: Facade, event_id: str) -> dict[str, Any]:
+        """An async add's event: ``status`` ``PENDING`` / ``RUNNING`` / ``SUCCEEDED`` (``result``: the
+        add's full answer; ``results`` as mem0's platform lists them) / ``FAILED`` (``error``: why)."""
+        job = self.store.job(validation.identifier(event_id, "event_id", required=True))
+        if job is None:
+            raise EventNotFoundError(event_id)
+        return job.to_event()
+
+    def events(self: Facade, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest ``limit`` events (of one ``status``), newest first."""
+        status = validation.choice(status, STATES, "status")
+        return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits))]
+
+    def start_background(self: Facade) -> None:
+        """Start this ``Memory``'s workers (``config.background.workers`` threads); they also form the
+        jobs an earlier process queued and left (after a crash, once their lease has run out)."""
+        if self._workers is None and self.background and self.config.background.workers:
+            self._workers = Workers(lambda: [self.store], lambda job, queue: self, self.config.background).start()
+
+    def _queued(self: Facade) -> None:
+        if self.on_queued is not None:
+            return self.on_queued()
+        self.start_background()
+        if self._workers is not None:
+            self._workers.wake()
+
+    def run_job(self: Facade, job: Job, worker: str) -> None:
+        """Form a job ``worker`` holds (a worker thread calls it)."""
+        run(self, job, worker)
+
+    def fail_job(self: Facade, job: Job, worker: str, error: str) -> None:
+        fail(self, job, worker, error)
+
+
+def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
+    """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
+    (``PENDING`` with the event id) with the kept message ids and the provisional memories."""
+    job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
+              request=call_json(call, kept))
+    provisional = ingest_records.records(_provisional(memory, call, kept, job.id), memory.embeddings,
+                                         memory.config.retrieval)
+    memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job]))
+    return {"results": [{"message": QUEUED, "status": "PENDING", "event_id": job.id}], "status": "PENDING",
+            "event_id": job.id, "message_ids": [m.id for m in kept],
+            "provisional": [{"id": r.id, "memory": r.text} for r in provisional]}
+
+
+def _event_id() -> str:
+    return str(uuid.uuid4())
+
+
+def _provisional(memory: Facade, call: AddCall, kept: list[MessageRecord], event_id: str) -> list[NewMemory]:
+    """What was sent, a memory per message but system messages (as ``infer=False`` stores them)."""
+    if not memory.config.background.provisional:
+        return []
+    return [NewMemory(text=m.content, actor_id=call.promoted.get("actor_id", m.name),
+                      role=call.promoted.get("role", m.role), metadata=call.metadata, memory_type=call.memory_type,
+                      source_message_ids=[record.id], event_id=event_id, created_at=record.created_at,
+                      updated_at=record.created_at, **call.expiry, **call.ids)
+            for m, record in zip(call.messages, kept) if m.role != "system"]
+
+
+def call_json(call: AddCall, kept: list[MessageRecord]) -> dict[str, Any]:
+    """What a queued job keeps of the add (checked when it was queued) and of its kept messages (their
+    ids, and when each was said: formed later, the memories still carry the time of the add)."""
+    return {**call.ids, "messages": [m.model_dump(exclude_none=True) for m in call.messages],
+            "message_ids": [m.id for m in kept], "times": [m.created_at for m in kept], "metadata": call.metadata,
+            "promoted": call.promoted, "infer": call.infer, "memory_type": call.memory_type,
+            "expires": call.expires, "said_at": call.said_at}
+
+
+def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str], list[str]]:
+    """A queued job's add, the ids of its kept messages and when each was said (a job queued before the
+    times were kept: ``queued_at``)."""
+    call = AddCall(ids={k: data[k] for k in SCOPE_KEYS if data.get(k)}, messages=[Message(**m) for m in data["messages"]],
+                   metadata=data.get("metadata") or {}, promoted=data.get("promoted") or {},
+                   infer=data.get("infer", True), memory_type=data.get("memory_type"), expires=data.get("expires"),
+                   said_at=data.get("said_at"))
+    return call, list(data["message_ids"]), list(data.get("times") or call.times(queued_at))
+
+
+def run(memory: Facade, job: Job, worker: str) -> None:
+    """Form a held job and end it, in one transaction (``JobLostError`` when another worker took it)."""
+    call, message_ids, times = from_json(job.request, job.created_at)
+    changes, outcome = memory.formation.decide(call, message_ids, times)
+    status = SUCCEEDED if outcome.get("status") == "ok" else FAILED
+    changes.job_done = JobDone(id=job.id, worker=worker, attempt=job.attempts, status=status, result=outcome,
+                               error=outcome.get("reason"))
+    memory.store.apply(changes)
+
+
+def fail(memory: Facade, job: Job, worker: str, error: str) -> None:
+    """End a job that could not be formed (its messages stay kept; its provisional memories go)."""
+    memory.store.apply(ChangeSet(job_done=JobDone(id=job.id, worker=worker, attempt=job.attempts, status=FAILED,
+                                                  error=error)))
