@@ -9,7 +9,6 @@ call's outcome in one transaction.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime
@@ -21,6 +20,7 @@ from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
+from memlane.core.moved import moved
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
@@ -437,13 +437,5 @@ class Memory(FormsInBackground, Closing):
         self.store.close()
 
 
-def __getattr__(name: str) -> Any:
-    """``memlane.memory.AsyncMemory``, a name that moved: it lives in ``async_memory.py`` (import it from
-    ``memlane``). A compatibility alias, not a dependency (docs/architecture.md)."""
-    if name == "AsyncMemory":
-        warnings.warn("memlane.memory.AsyncMemory moved: import it from memlane (or memlane.async_memory)",
-                      DeprecationWarning, stacklevel=2)
-        from memlane.async_memory import AsyncMemory
-
-        return AsyncMemory
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``memlane.memory.AsyncMemory`` (it lives in ``async_memory.py``; import it from ``memlane``)
+__getattr__ = moved(__name__, {"AsyncMemory": "memlane"})
