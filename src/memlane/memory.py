@@ -26,7 +26,6 @@ from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.background import formation as background
 from memlane.background.formation import FormsInBackground
-from memlane.background.workers import Workers
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
@@ -40,7 +39,7 @@ from memlane.store import Store, check_dims, create_store
 
 class Memory(FormsInBackground, Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
-    (or ``$MEMLANE_HOME``) and the local all-MiniLM-L6-v2 model."""
+    (or ``$MEMLANE_HOME``) and the local multilingual-e5-small model."""
 
     def __init__(
         self,
@@ -58,8 +57,7 @@ class Memory(FormsInBackground, Closing):
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.store = store or create_store(self.config, None, tenant)
-        if embedder is None:  # a store keeps the model it was filled with unless the config names one
-            embedder = create_embedder(embedder_choice.spec_for(self.config, [self.store.bound_embedder()[0]]))
+        embedder = embedder or embedder_choice.create(self.config, [self.store.bound_embedder()[0]])
         self.embeddings = Embeddings(embedder, self.config.query_cache_size)
         check_dims(self.config, self.embeddings.dims)
         self.engine = engine or create_engine(self.config)
@@ -73,10 +71,7 @@ class Memory(FormsInBackground, Closing):
         self.formation = Formation(self.config, self.embeddings, self.store, self.engine, self.graph)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
-        self.background = background
-        #: called after an async add queued its job (a server wakes its workers; background/)
-        self.on_queued: Callable[[], None] | None = None
-        self._workers: Workers | None = None
+        self.init_background(background)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":
@@ -431,9 +426,7 @@ class Memory(FormsInBackground, Closing):
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
-        if self._workers is not None:
-            self._workers.stop()
-            self._workers = None
+        self.stop_background()
         self.store.close()
 
 
