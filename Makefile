@@ -19,16 +19,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
-# The dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used).
-# Without apt-get (or when it fails) those tests are skipped and say why.
+# The dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used), with
+# Noto CJK so Chinese memories are drawn as text, not empty boxes. Without apt-get (or when it fails) the
+# browser tests are skipped and say why (the CJK test without the font, likewise).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	@{ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } \
+	  && { ! command -v dpkg >/dev/null 2>&1 || dpkg -s fonts-noto-cjk >/dev/null 2>&1; } || { \
 	  if command -v apt-get >/dev/null 2>&1; then \
 	    SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	    echo "installing Debian's chromium for the dashboard's browser tests"; \
-	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null \
-	      || echo "could not install chromium: the dashboard's browser tests will be skipped"; \
-	  else echo "no apt-get: install chromium yourself, or the dashboard's browser tests are skipped"; fi; }
+	    echo "installing Debian's chromium and fonts-noto-cjk for the dashboard's browser tests"; \
+	    $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null \
+	      || echo "could not install chromium and fonts-noto-cjk: the dashboard's browser tests will be skipped"; \
+	  else echo "no apt-get: install chromium and a CJK font yourself, or the dashboard's browser tests are skipped"; fi; }
 
 install: $(STAMP)
 

@@ -1,16 +1,22 @@
 #!/usr/bin/env python
-"""How long one ``memlane`` command takes, cold (it loads the model itself) and warm (a local
-``memlane serve`` is running in the same home, so the command goes to it over HTTP).
+"""How long one ``memlane`` command takes, as a user types it: ``--help``; cold (it loads the model
+itself); warm (a local ``memlane serve`` is running in the same home, so the command goes to it over HTTP).
 
-In one temporary home, each command runs ``--repeat`` times as a separate process, as a user types
-it: first with no server on the default runtime (ONNX Runtime), then with no server on torch
-(``--config`` with ``embedder.config.runtime: torch``), then with ``memlane serve`` started (and
-stopped at the end). Commands: ``add --no-infer``, ``search`` and ``list``. Before them, one untimed
-``add`` is the home's first use: it exports the model to ONNX (``first_use_s``) unless
-``$MEMLANE_MODEL_CACHE`` already holds the export. Reported: each command's median wall time in every
-mode and the ratios of that run (the machine is shared; ratios from one run are what compare).
+In one temporary home, each command runs ``--repeat`` times as a separate process: ``--help``; then
+``add --no-infer``, ``search`` and ``list`` with no server on the default runtime (ONNX Runtime), then
+on torch (``embedder.config.runtime: torch``; ``--no-torch`` skips it), then with ``memlane serve``
+started (and stopped at the end). Before them, one untimed ``add`` is the home's first use: it exports
+the model to ONNX (``first_use_s``) unless the model cache already holds the export. Reported: each
+command's median wall time in every mode and the ratios of that run (the machine is shared; ratios from
+one run are what compare).
+
+``--baseline-src DIR`` (a ``src`` directory of another version, e.g. ``git archive <commit> src | tar
+-x -C /tmp/before``) measures ``--help``, the cold commands and the warm ones A/B: each repetition runs
+the baseline's command and this checkout's, alternating which goes first, so drift of the machine hits
+both alike; the server is this checkout's. Reported with ``current_over_baseline`` per command.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_cli.py --out benchmarks/last_cli.json
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_cli.py --baseline-src /tmp/before/src --no-torch --repeat 7
 """
 
 from __future__ import annotations
@@ -31,17 +37,21 @@ from common import write_report  # noqa: E402
 
 from memlane.hosting import local_server  # noqa: E402
 
+SRC = Path(__file__).resolve().parents[1] / "src"
 COMMANDS = {
     "add": ["add", "I keep bees on the roof", "--user", "alice", "--no-infer", "--json"],
     "search": ["search", "what hobby does she have?", "--user", "alice", "--json"],
     "list": ["list", "--user", "alice", "--json"],
 }
+HELP = ["--help"]
 
 
-def timed(home: Path, args: list[str], options: list[str] = ()) -> float:
+def timed(home: Path, args: list[str], options: list[str] = (), src: Path = SRC) -> float:
+    """One ``memlane`` process running the code of ``src``; its wall time in seconds."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src), "COLUMNS": "80"}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "memlane.cli", "--home", str(home), *options, *args], check=True,
-                   capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                   capture_output=True, env=env)
     return time.perf_counter() - started
 
 
@@ -51,39 +61,68 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_all(home: Path, repeat: int, options: list[str] = ()) -> dict[str, float]:
-    return {name: round(statistics.median(timed(home, args, options) for _ in range(repeat)), 3)
-            for name, args in COMMANDS.items()}
+def run_all(home: Path, repeat: int, options: list[str] = (), commands: dict[str, list[str]] = COMMANDS,
+            sources: dict[str, Path] | None = None) -> dict[str, dict[str, float]]:
+    """Median seconds of each command for each version (``sources``: name -> src directory), the versions
+    alternating within every repetition (and which goes first alternating between repetitions)."""
+    sources = sources or {"current": SRC}
+    times: dict[str, dict[str, list[float]]] = {v: {c: [] for c in commands} for v in sources}
+    names = list(sources)
+    for n in range(repeat):
+        for name, args in commands.items():
+            for version in (names if n % 2 == 0 else names[::-1]):
+                times[version][name].append(timed(home, args, options, sources[version]))
+    return {v: {c: round(statistics.median(t), 3) for c, t in per.items()} for v, per in times.items()}
+
+
+def ratios(report: dict[str, dict[str, float]]) -> dict[str, float]:
+    if "baseline" not in report:
+        return {}
+    return {c: round(report["current"][c] / report["baseline"][c], 2) for c in report["current"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline-src", type=Path, help="a src directory of another version, measured A/B")
+    parser.add_argument("--no-torch", action="store_true", help="skip the cold runs on torch")
     parser.add_argument("--out")
     options = parser.parse_args()
+    sources = {"current": SRC}
+    if options.baseline_src is not None:
+        sources["baseline"] = options.baseline_src.resolve()
+    report: dict = {"repeat": options.repeat, "sources": {k: str(v) for k, v in sources.items()}}
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        first_use = round(timed(home, COMMANDS["add"]), 3)
-        cold = run_all(home, options.repeat)
-        torch_config = home / "torch.json"
-        torch_config.write_text(json.dumps({"embedder": {"provider": "local", "config": {"runtime": "torch"}}}))
-        cold_torch = run_all(home, options.repeat, ["--config", str(torch_config)])
+        report["first_use_s"] = round(timed(home, COMMANDS["add"]), 3)
+        report["help_s"] = run_all(home, options.repeat, commands={"help": HELP}, sources=sources)
+        report["cold_s"] = run_all(home, options.repeat, sources=sources)
+        if not options.no_torch:
+            torch_config = home / "torch.json"
+            torch_config.write_text(json.dumps({"embedder": {"provider": "local", "config": {"runtime": "torch"}}}))
+            report["cold_torch_s"] = run_all(home, options.repeat, ["--config", str(torch_config)])
         server = subprocess.Popen([sys.executable, "-m", "memlane.cli", "--home", str(home), "serve", "--port",
                                    str(free_port()), "--log-level", "warning"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                                  stderr=subprocess.DEVNULL,
+                                  env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(SRC)})
         try:
             while local_server.read(home) is None:
                 if server.poll() is not None:
                     raise SystemExit("memlane serve exited")
                 time.sleep(0.2)
-            warm = run_all(home, options.repeat)
+            report["warm_s"] = run_all(home, options.repeat, sources=sources)
         finally:
             server.terminate()
             server.wait(timeout=60)
-    write_report({"repeat": options.repeat, "first_use_s": first_use, "cold_s": cold, "cold_torch_s": cold_torch,
-                  "warm_s": warm, "cold_over_warm": {k: round(cold[k] / warm[k], 1) for k in cold},
-                  "cold_over_cold_torch": {k: round(cold[k] / cold_torch[k], 2) for k in cold},
-                  "cpus": os.cpu_count(), "load_avg": os.getloadavg()}, options.out)
+    current = report["cold_s"]["current"]
+    report["cold_over_warm"] = {k: round(current[k] / report["warm_s"]["current"][k], 1) for k in current}
+    if "cold_torch_s" in report:
+        report["cold_over_cold_torch"] = {k: round(current[k] / report["cold_torch_s"]["current"][k], 2)
+                                          for k in current}
+    report["current_over_baseline"] = {mode: ratios(report[mode]) for mode in ("help_s", "cold_s", "warm_s")
+                                       if "baseline" in report[mode]}
+    report.update(cpus=os.cpu_count(), load_avg=[round(x, 2) for x in os.getloadavg()])
+    write_report(report, options.out)
 
 
 if __name__ == "__main__":

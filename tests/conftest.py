@@ -5,6 +5,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+pytest_plugins = ["support.beside"]  # an unmarked test that reads beside the repository fails
+
 
 # -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------
 
@@ -13,8 +15,14 @@ POSTGRES_FIXTURES = {"pg"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that uses the real model or PostgreSQL through a fixture is marked so without saying so."""
+    """A test that uses the real model or PostgreSQL through a fixture is marked so without saying so; a
+    test of the development sets (marked dev_eval) is skipped, saying why, where they are absent."""
+    from support.data import ABSENT, dev_eval_absent
+
+    absent = dev_eval_absent()
     for item in items:
+        if absent and item.get_closest_marker("dev_eval") is not None:
+            item.add_marker(pytest.mark.skip(reason=ABSENT))
         names = set(getattr(item, "fixturenames", ()))
         if names & MODEL_FIXTURES:
             item.add_marker(pytest.mark.model)

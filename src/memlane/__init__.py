@@ -17,11 +17,26 @@ from memlane.core.errors import (
     ScopeError,
     StoreError,
 )
-from memlane.async_memory import AsyncMemory
-from memlane.memory import Memory
-from memlane.documents import AsyncDocuments, Documents
-
 __version__ = "0.1.0"
+
+#: imported on first use (PEP 562), so ``import memlane.<anything>`` (the ``memlane`` command's start, the
+#: errors) does not load the engine, numpy and pydantic until a Memory or Documents is asked for
+_LAZY = {"Memory": "memlane.memory", "AsyncMemory": "memlane.async_memory",
+         "Documents": "memlane.documents", "AsyncDocuments": "memlane.documents"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'memlane' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 __all__ = [
     "AsyncDocuments",

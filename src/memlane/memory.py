@@ -90,6 +90,7 @@ class Memory(FormsInBackground, Closing):
         infer: bool = True,
         memory_type: str | None = None,
         expiration_date: str | date | datetime | None = None,
+        prompt: str | None = None,
         timestamp: int | float | str | date | datetime | None = None,
         async_mode: bool = False,
     ) -> dict[str, Any]:
@@ -109,6 +110,7 @@ class Memory(FormsInBackground, Closing):
         the memories formed carry that time (``created_at``, history, ``as_of``, the timeline of a
         search); a time in the future is refused. A fact older than the memory it would change is kept
         as what was true before it (``valid_to``, ``superseded_by``), the newer memory left as it is.
+        ``prompt`` (mem0's) replaces the instructions of a procedural summary (LLM engine).
 
         Returns ``{"results": [{"id", "memory", "event", "previous_memory"?}],
         "status": "ok" | "failed", "reason"?, "facts", "unchanged", "skipped", "message_ids"}``;
@@ -119,7 +121,7 @@ class Memory(FormsInBackground, Closing):
         ``async_mode=True`` answers at once (``PENDING``, an ``event_id`` for ``event``); what was sent is
         searchable at once, formed in the background (docs/deployment.md)."""
         call = arguments.add(messages, user_id, agent_id, run_id, metadata, infer, memory_type, expiration_date,
-                             self.limits, timestamp)
+                             self.limits, prompt, timestamp)
         kept = call.message_records(timeutil.now_iso())
         times = [m.created_at for m in kept]
         if validation.flag(async_mode, "async_mode", False):
@@ -147,14 +149,15 @@ class Memory(FormsInBackground, Closing):
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
                data: str | None = None) -> dict[str, Any]:
-        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory.
-        ``data`` is mem0's name for ``text`` (``update(memory_id, data="...")``); give one of them."""
+        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory, mem0's answer
+        (``"message"``) beside its fields so callers of either work. ``data`` is mem0's name for ``text``
+        (``update(memory_id, data="...")``); give one of them."""
         memory_id, text = arguments.update_target(memory_id, text, data, metadata)
         current = self._get_record(memory_id)
         change = arguments.update(memory_id, text, metadata, timeutil.now_iso(), self.limits)
         change.vector = ingest_records.revised_vector(current, change, self.embeddings, self.config.retrieval)
         self.store.apply(ChangeSet(updates=[change]))
-        return self._get_record(memory_id).to_item()
+        return {**self._get_record(memory_id).to_item(), "message": "Memory updated successfully!"}
 
     def set_expiration(self, memory_id: str, expiration_date: str | date | datetime | None) -> dict[str, Any]:
         """When the memory stops being valid: a future date or datetime (as ``add(expiration_date=)``), or

@@ -26,7 +26,7 @@ from memlane.hosting import local_server
 from support.pdfs import make_pdf
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+DATA = README.parent / "tests" / "data"
 BIN = Path(sys.executable).parent
 TIMEOUT = 900
 
@@ -51,13 +51,28 @@ def test_every_skipped_block_still_exists():
         assert f"```bash\n{first_line}" in text, first_line
 
 
+@pytest.mark.parametrize("page", [README, *sorted((README.parent / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_the_pages_name_nothing_outside_the_repository(page):
+    """A reader of a clone has only the repository: no path out of it, no name of a development document
+    ("seed 001"), no link that leaves it."""
+    text = page.read_text(encoding="utf-8")
+    assert "../shared" not in text and "/work/" not in text
+    seed = re.search(r".{0,40}\bseeds? ?0\d\d\b.{0,20}", text, re.I)
+    assert seed is None, seed[0]
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://", "mailto:")):
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not in the repository"
+
+
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    """A fresh home; a working directory with ../shared beside it (the README's relative eval paths)
-    and the report.pdf the document examples name."""
+    """A fresh home; a working directory laid out as a clone of the repository as far as the README's
+    commands read it (tests/data: the eval cases) and the report.pdf the document examples name. Nothing
+    outside the repository: the README must run in a clone with nothing beside it."""
     work = tmp_path / "work"
     work.mkdir()
-    (tmp_path / "shared").symlink_to(SHARED)
+    (work / "tests").mkdir()
+    (work / "tests" / "data").symlink_to(DATA)
     (work / "report.pdf").write_bytes(make_pdf(["Annual report", "Revenue in Q4 grew by 12 percent to 4.1 million."]))
     monkeypatch.setenv("MEMLANE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
@@ -131,6 +146,10 @@ def test_server_section_runs_against_memlane_serve(workdir):
         assert '"event": "ADD"' in out.stdout.replace('"event":"ADD"', '"event": "ADD"')
         key = out.stdout.strip().splitlines()[-1].removeprefix("KEY=")
         assert key.startswith("ml_"), out.stdout
+        # as the README says: the key's tenant (default) is the memlane command's, in this process and the server's
+        for where in ("", "--local "):
+            listed = bash(f"memlane {where}list --user alice --json")
+            assert "vegetarian" in listed.stdout, (where, listed.stdout)
         result = subprocess.run([sys.executable, "-c", mem0_block], capture_output=True, text=True,
                                 timeout=TIMEOUT, env={**os.environ, "KEY": key})
         assert result.returncode == 0, result.stderr

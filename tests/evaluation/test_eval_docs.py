@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from memlane.evaluation import docs as evaluation
+from support.data import dev_eval, needs_dev_eval
 
-CRANFIELD = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "cranfield"
+CRANFIELD = dev_eval("cranfield")
 DOCS, QUERIES = CRANFIELD / "cranfield_docs.jsonl", CRANFIELD / "cranfield_queries_dev.jsonl"
-needs_data = pytest.mark.skipif(not DOCS.exists(), reason="the shared Cranfield data is not next to the repo")
 
 L2 = math.log2
 
@@ -59,7 +58,7 @@ def slice_report():
     return docs, report, seen
 
 
-@needs_data
+@needs_dev_eval
 @pytest.mark.model
 def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     docs, report, seen = slice_report
@@ -80,7 +79,7 @@ def test_slice_report_scores_every_method_on_the_judged_queries(slice_report):
     assert ("queries", len(judged), len(judged)) in seen and ("token vectors", 40, 40) in seen
 
 
-@needs_data
+@needs_dev_eval
 @pytest.mark.model
 def test_eval_docs_command_prints_the_report_as_json(cli, tmp_path):
     docs = tmp_path / "docs.jsonl"
@@ -91,7 +90,9 @@ def test_eval_docs_command_prints_the_report_as_json(cli, tmp_path):
     assert set(report["methods"]["maxsim_exact"]) == {"nDCG@10", "R@100", "query_ms"}
 
 
-@needs_data
 def test_eval_docs_command_rejects_a_missing_file(cli, tmp_path):
-    result = cli("eval", "docs", "--docs", tmp_path / "nope.jsonl", ok=False)
+    (tmp_path / "queries.jsonl").write_text("")
+    result = cli("eval", "docs", "--docs", tmp_path / "nope.jsonl", "--queries", tmp_path / "queries.jsonl", ok=False)
     assert result.exit_code == 2 and "nope.jsonl" in result.output
+    unnamed = cli("eval", "docs", ok=False)  # no default path outside the repository: both files are asked for
+    assert unnamed.exit_code == 2 and "--docs" in unnamed.output

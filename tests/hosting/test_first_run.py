@@ -124,6 +124,18 @@ def test_the_cli_goes_through_the_running_server(served):
     assert wrong_key.returncode == 1 and "MEMLANE_API_KEY" in wrong_key.stderr
 
 
+@pytest.mark.model  # memlane serve loads the local model in its process
+def test_a_second_serve_on_the_busy_port_leaves_the_running_server_announced(served):
+    announced = (served.home / "server.json").read_bytes()
+    second = memlane(served.home, "serve", "--port", str(served.port), check=False)
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert f"cannot listen on 127.0.0.1:{served.port}" in second.stderr
+    assert f"memlane's server for this home already runs there (pid {served.process.pid})" in second.stderr
+    assert "memlane server" not in second.stdout  # it stopped before starting anything
+    assert (served.home / "server.json").read_bytes() == announced
+    assert json.loads(memlane(served.home, "info", "--json").stdout)["server"] == served.url
+
+
 @pytest.mark.model
 def test_another_tenant_works_on_its_own_store_here_while_the_server_serves_default(served):
     """The server's local token acts for tenant default only: --tenant acme is served by acme's store

@@ -1,7 +1,5 @@
 """Memory formation with the offline engine: extraction, reconciliation, validity, provenance."""
 
-from pathlib import Path
-
 import pytest
 
 from memlane import InvalidInputError, Memory
@@ -11,9 +9,9 @@ from memlane.ingest.offline_reconcile import relation
 from memlane.core.models import HistoryEvent, MemoryItem, Message
 
 from conftest import sqlite_config
+from support.data import data, dev_case_file
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "eval" / "reconcile" / "reconcile_dev.jsonl"
-HOLDOUT = Path(__file__).parents[1] / "data" / "reconcile_holdout.jsonl"
+HOLDOUT = data("reconcile_holdout.jsonl")
 
 
 @pytest.fixture
@@ -22,7 +20,8 @@ def memory(model_memory):
     return model_memory
 
 
-@pytest.mark.parametrize("path", [SHARED, HOLDOUT], ids=["dev", "holdout"])
+@pytest.mark.parametrize("path", [dev_case_file("reconcile/reconcile_dev.jsonl"),
+                                  pytest.param(HOLDOUT, id="holdout")])
 def test_offline_engine_passes_the_labelled_cases(memory, path):
     report = run(memory, load_cases(path))
     failed = {c["id"]: c["failures"] for c in report["cases"] if not c["passed"]}

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,19 +11,13 @@ from memlane.evaluation import notes
 from memlane.ingest.offline_extract import extract
 from memlane.mcp_server import tools
 from memlane.core.models import Message
+from support.data import data, dev_case_file
 from support.server_fixtures import live  # noqa: F401  (fixture)
 
-EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
-DEV = EVAL / "notes" / "notes_dev.jsonl"
-HOLDOUT = Path(__file__).parents[1] / "data" / "notes_holdout.jsonl"
-CONVERSATION_DEV = EVAL / "notes" / "conversation_dev.jsonl"
-#: everyday chat written for issue 32 (tests/data/README.md): small talk, we, compound subjects,
-#: facts inside questions, changes, refinements, pronouns
-CONVERSATION_HOLDOUT = Path(__file__).parents[1] / "data" / "conversation_holdout.jsonl"
-
-
-def _shared(path: Path):
-    return pytest.param(path, marks=pytest.mark.skipif(not path.exists(), reason=f"{path} is not here (../shared)"))
+HOLDOUT = data("notes_holdout.jsonl")
+#: everyday chat (tests/data/README.md): small talk, we, compound subjects, facts inside questions, changes,
+#: refinements, pronouns
+CONVERSATION_HOLDOUT = data("conversation_holdout.jsonl")
 
 
 @pytest.fixture
@@ -33,8 +26,9 @@ def memory(model_memory):
     return model_memory
 
 
-@pytest.mark.parametrize("path", [_shared(DEV), HOLDOUT, _shared(CONVERSATION_DEV), CONVERSATION_HOLDOUT],
-                         ids=["dev", "holdout", "conversation-dev", "conversation-holdout"])
+@pytest.mark.parametrize("path", [dev_case_file("notes/notes_dev.jsonl"), pytest.param(HOLDOUT, id="holdout"),
+                                  dev_case_file("notes/conversation_dev.jsonl", id="conversation-dev"),
+                                  pytest.param(CONVERSATION_HOLDOUT, id="conversation-holdout")])
 def test_offline_engine_understands_the_note_cases(memory, path):
     report = notes.run(memory, notes.load_cases(path))
     failed = {c["id"]: c["failures"] for c in report["cases"] if not c["passed"]}

@@ -2,16 +2,16 @@
 (real HTTP, the real ``openai`` SDK client, recorded well-formed and malformed answers)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from memlane import Memory
 from support.hung_endpoint import HungEndpoint
+from support.data import data
 from support.openai_server import Reply, chat_completion
 
 CHAT = "/v1/chat/completions"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "llm_outputs" / "malformed_dev.jsonl"
+CORPUS = data("llm_outputs_malformed.jsonl")  # origin: tests/data/README.md
 MALFORMED = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -214,6 +214,15 @@ def test_procedural_summary_from_the_model(llm_memory, openai_server):
                             agent_id="bot", memory_type="procedural")
     assert llm_memory.get(result["results"][0]["id"])["memory"].startswith("Task: book a flight")
     assert "response_format" not in openai_server.requests(CHAT)[0].json
+
+
+def test_a_procedural_prompt_replaces_the_instructions(llm_memory, openai_server):
+    """mem0's add(prompt=): the system prompt of the procedural summary, for this call."""
+    openai_server.script(CHAT, [answer("Steps: searched, booked.")])
+    llm_memory.add([{"role": "user", "content": "book a flight"}], agent_id="bot", memory_type="procedural",
+                   prompt="List the agent's steps tersely.")
+    sent = openai_server.requests(CHAT)[0].json["messages"]
+    assert sent[0] == {"role": "system", "content": "List the agent's steps tersely."}
 
 
 # -- answer shapes: seed 002's actions, JSON inside a JSON string, two answers in one ---------------

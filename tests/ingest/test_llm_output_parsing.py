@@ -1,18 +1,24 @@
 """Every case of the malformed-LLM-output corpus is handled as labelled (table-driven).
 
-Reads ../shared/eval/llm_outputs/malformed_dev.jsonl in place.
+Reads tests/data/llm_outputs_malformed.jsonl (origin: tests/data/README.md).
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
 from memlane.ingest.llm_engine import normalize_facts, normalize_updates
 from memlane.llms.parsing import LLMOutputError, parse_json_answer
+from support.data import data, dev_eval, needs_dev_eval
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "llm_outputs" / "malformed_dev.jsonl"
+CORPUS = data("llm_outputs_malformed.jsonl")
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@needs_dev_eval
+def test_the_copy_is_the_development_corpus():
+    """tests/data keeps a copy of the project's development corpus: the two must not drift apart."""
+    assert CORPUS.read_bytes() == dev_eval("llm_outputs/malformed_dev.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['id']}-{c['category']}" for c in CASES])

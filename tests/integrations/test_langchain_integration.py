@@ -70,7 +70,7 @@ def _call(name, arguments, call_id):
 def test_memory_tools_in_a_tool_calling_agent(memory, openai_server, stocked):
     openai_server.script("/v1/chat/completions", [
         Reply(json=chat_completion(None, tool_calls=[
-            _call("add_memory", {"text": "Alice is learning Portuguese", "infer": False}, "call_1")])),
+            _call("add_memory", {"messages": "Alice is learning Portuguese", "infer": False}, "call_1")])),
         Reply(json=chat_completion(None, tool_calls=[_call("search_memories", {"query": "what does alice eat?",
                                                                                 "limit": 2}, "call_2")])),
         Reply(json=chat_completion(None, tool_calls=[_call("search_memories", {"query": "", "limit": 2}, "call_3")])),

@@ -19,7 +19,7 @@ from memlane import AsyncMemory, Memory
 from memlane.core import timeutil
 from memlane.core.changes import Expiry
 from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
-from memlane.integrations.langgraph_store import MemlaneStore, NamespaceLayout, item_id
+from memlane.integrations.langgraph_store import MemlaneStore, NamespaceLayout, item_id, value_text
 from memlane.store.base import ChangeSet, Invalidate
 
 
@@ -165,8 +165,8 @@ def test_bad_input_raises_clear_errors(store, memory):
         store.put(("alice",), "k", {"tags": {"a", "b"}})
     with pytest.raises(InvalidInputError, match="value of item 'k' cannot be stored: metadata is .* bytes"):
         store.put(("alice",), "k", {"text": "short", "blob": "x" * 70_000}, index=["text"])
-    with pytest.raises(InvalidInputError, match="value has 70,012 characters; the limit is 32,768"):
-        store.put(("alice",), "k", {"text": "x" * 70_000}, index=False)  # its text is the value as JSON
+    with pytest.raises(InvalidInputError, match="value has 70,000 characters; the limit is 32,768"):
+        store.put(("alice",), "k", {"text": "x" * 70_000}, index=False)  # its text is the value's text
     with pytest.raises(InvalidInputError, match="fields must be a non-empty list"):
         MemlaneStore(memory, fields=[])
     assert memory.get_all(filters={"user_id": "*"})["results"] == []
@@ -285,6 +285,47 @@ def test_an_update_re_embeds_and_index_false_is_not_found_by_query(store):
     assert "doc4" not in keys(store.search(("test",), query="new text about dogs", limit=10))
     plain = store.search(("test",))
     assert "doc4" in keys(plain) and all(item.score is None for item in plain)
+
+
+@pytest.mark.parametrize("value, text", [
+    ({"score": 2, "text": "Lives in Bergen"}, "Lives in Bergen"),
+    ({"content": "Hello, World!", "title": "Test Document"}, "Hello, World!"),
+    ({"kind": "Memory", "content": {"content": "Sam hikes on Sundays"}}, "Sam hikes on Sundays"),  # LangMem's
+    ({"memory": ["Likes tea", "Hates coffee"]}, "Likes tea\nHates coffee"),
+    ({"text": "", "data": "the data"}, "the data"),
+    ({"food_preference": "I like pizza", "stars": 5}, "food_preference: I like pizza"),
+    ({"name": "Sam", "home": {"city": "Bergen"}, "tags": ["a", "b"]}, "name: Sam\nhome.city: Bergen\ntags: a\ntags: b"),
+    ({"count": 3, "ok": True, "text": 7}, ""),
+])
+def test_the_text_of_an_item_is_its_own_words(value, text):
+    assert value_text(value) == text
+
+
+def test_without_fields_an_item_is_remembered_by_its_words(store, memory):
+    store.put(("sam",), "home", {"score": 2, "text": "Lives in Bergen"})
+    store.put(("sam",), "counts", {"visits": 3})  # no words: kept, found by filters, not by any search
+    listed = {m["metadata"]["langgraph"]["key"]: m for m in memory.get_all(user_id="sam")["results"]}
+    assert listed["home"]["memory"] == "Lives in Bergen"  # not the value as JSON
+    assert listed["counts"]["memory"] == '{"visits": 3}' and listed["counts"]["metadata"]["searchable"] is False
+    assert [h["memory"] for h in memory.search("where does sam live?", user_id="sam")["results"]] == ["Lives in Bergen"]
+    assert keys(store.search(("sam",), filter={"visits": 3})) == ["counts"]
+
+
+def test_index_false_items_are_found_by_no_search(store, memory):
+    store.put(("sam",), "diet", {"text": "Sam is vegetarian"})
+    store.put(("sam",), "raw", {"text": "Sam is vegetarian and eats no fish"}, index=False)
+    raw = item_id(("sam",), "raw")
+    assert memory.get(raw)["memory"] == "Sam is vegetarian and eats no fish"  # listed with its words
+    for flags in ({}, {"keyword_search": True, "rerank": True}):
+        found = memory.search("is sam vegetarian?", user_id="sam", **flags)["results"]
+        assert [h["memory"] for h in found] == ["Sam is vegetarian"], flags
+    context = memory.search_memory_with_context([{"role": "user", "content": "Remember, is Sam vegetarian?"}],
+                                                user_id="sam")
+    assert context["total_matches"] >= 1 and raw not in str(context)
+    assert keys(store.search(("sam",), query="vegetarian", limit=10)) == ["diet"]
+    assert set(keys(store.search(("sam",)))) == {"diet", "raw"}
+    store.put(("sam",), "raw", {"text": "Sam is vegetarian and eats no fish"})  # put again, indexed
+    assert raw in [h["id"] for h in memory.search("is sam vegetarian?", user_id="sam")["results"]]
 
 
 def test_index_names_the_fields_that_are_searched(memory):

@@ -49,7 +49,7 @@ def test_function_tools_in_an_agent_run(memory, openai_server):
     memory.add("Bob eats meat every day", user_id="bob", infer=False)
     openai_server.script("/v1/chat/completions", [
         Reply(json=chat_completion(None, tool_calls=[
-            _call("add_memory", {"text": "Alice is learning Portuguese", "infer": False}, "call_1")])),
+            _call("add_memory", {"messages": "Alice is learning Portuguese", "infer": False}, "call_1")])),
         Reply(json=chat_completion(None, tool_calls=[_call("search_memories", {"query": "what does she eat?",
                                                                                 "limit": 3}, "call_2")])),
         Reply(json=chat_completion(None, tool_calls=[_call("search_memories", {"query": "food", "limit": 0},
@@ -63,7 +63,7 @@ def test_function_tools_in_an_agent_run(memory, openai_server):
     assert result.final_output == "You are vegetarian."
     offered = {t["function"]["name"]: t["function"] for t in openai_server.requests("/v1/chat/completions")[0].json["tools"]}
     assert set(offered) == {"add_memory", "search_memories"}
-    assert offered["add_memory"]["parameters"]["required"] == ["text", "infer"]  # a strict schema, no scope in it
+    assert offered["add_memory"]["parameters"]["required"] == ["messages", "infer"]  # a strict schema, no scope in it
     assert offered["add_memory"]["strict"] is True
     answers = _tool_answers(openai_server)
     added = json.loads(answers["call_1"])

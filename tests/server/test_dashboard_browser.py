@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -378,3 +379,46 @@ def test_sign_out_forgets_the_key_and_a_revoked_key_returns_to_sign_in(page, sit
         assert "Invalid API key" in page.get_by_role("alert").inner_text()
         assert page.get_by_role("heading", name="Sign in").is_visible() and not page.locator("#nav").is_visible()
         assert page.evaluate("sessionStorage.getItem('memlane.key')") is None
+
+
+CHINESE = "我住在杭州，每天早上喝龙井茶"
+
+
+def _cjk_families() -> list[str]:
+    """The CJK faces the dashboard's font stack names (app.css, --cjk)."""
+    from importlib import resources
+
+    css = (resources.files("memlane.server.ui") / "assets" / "app.css").read_text(encoding="utf-8")
+    stack = css.split("--cjk:", 1)[1].split(";", 1)[0]
+    return [name.strip().strip('"') for name in stack.split(",")]
+
+
+def test_a_chinese_memory_is_drawn_as_text_not_empty_boxes(page, site):
+    if shutil.which("fc-list") and not subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
+                                                       text=True).stdout.strip():
+        pytest.skip("no Chinese font for Chromium here: `make chromium` installs Debian's fonts-noto-cjk")
+    with site.api(site.admin) as api:
+        made = api.post("/memories", json={"messages": CHINESE, "user_id": "mei", "infer": False}).json()
+    sign_in(page, site, site.admin)
+    visit(page, site, f"#/memory/{made['results'][0]['id']}", "Memory")
+    text = page.locator("section.card .text")
+    sync_api.expect(text).to_have_text(CHINESE)
+
+    # which fonts drew the text (Chromium's own account): a CJK face of the stack drew every Han character
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "section.card .text"})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    drawn = {font["familyName"]: font["glyphCount"] for font in fonts}
+    han = sum(1 for ch in CHINESE if "\u4e00" <= ch <= "\u9fff")
+    assert sum(count for family, count in drawn.items() if family in _cjk_families()) >= han, drawn
+
+    # and the pixels say so too: drawn as glyphs, different characters look different; as empty boxes
+    # (the missing-glyph shape) the text would look the same as one character repeated
+    glyphs = text.screenshot()
+    page.evaluate("t => { document.querySelector('section.card .text').textContent = t }", "杭" * len(CHINESE))
+    assert text.screenshot() != glyphs
+    page.evaluate("t => { document.querySelector('section.card .text').textContent = t }", CHINESE)
+    shot(page, "chinese-memory")

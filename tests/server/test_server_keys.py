@@ -12,6 +12,7 @@ import pytest
 from memlane.core.errors import InvalidInputError
 from memlane.hosting.keys import KeyStore, Principal
 from memlane.server.app import ServerSettings, is_loopback
+from support.live_server import free_port
 
 
 @pytest.fixture
@@ -60,9 +61,16 @@ def test_keys_commands(cli, tmp_path):
     plain = cli("keys", "create", "-t", "beta")
     key = plain.stdout.strip()
     assert key.startswith("ml_") and "cannot be shown" in plain.stderr
+    # where the key's memories are: another tenant's file, and how to see them; default's is the CLI's own
+    home = tmp_path / "home"
+    assert created["store"] == str(home / "tenants" / "acme.db")
+    said = " ".join(plain.stderr.split())
+    assert f"its memories: {home / 'tenants' / 'beta.db'}" in said and "memlane --tenant beta list" in said
+    default = cli("keys", "create", "--tenant", "default")
+    assert f"its memories: {home / 'memlane.db'}, the ones Memory(), the memlane command" in " ".join(default.stderr.split())
 
     listed = json.loads(cli("keys", "list", "--json").stdout)
-    assert [k["tenant"] for k in listed] == ["acme", "beta"]
+    assert [k["tenant"] for k in listed] == ["acme", "beta", "default"]
     assert created["key"] not in json.dumps(listed) and key not in json.dumps(listed)
     table = cli("keys", "list").stdout
     assert created["id"] in table and created["key"] not in table
@@ -97,16 +105,24 @@ def test_serve_prints_url_docs_and_how_to_create_a_key(cli, monkeypatch, embedde
         monkeypatch.setenv(name, "")  # `serve --workers` exports its settings; put them back afterwards
         monkeypatch.delenv(name)
     started = {}
+
+    def serve_on(server, sockets=None):  # one worker: uvicorn serves on the socket `serve` bound first
+        [sock] = sockets
+        started.update(host=server.config.host, port=server.config.port, bound=sock.getsockname())
+        server.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", serve_on)
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.update(app=app, **kwargs))
     monkeypatch.setattr(server_app, "Tenants", lambda home, config, embedder=None: _FakeTenants())
-    out = cli("serve", "--port", "18123").stdout
-    assert "http://127.0.0.1:18123" in out and "http://127.0.0.1:18123/docs" in out
-    assert "http://127.0.0.1:18123/ui" in out
+    port = free_port()
+    out = cli("serve", "--port", port).stdout
+    assert f"http://127.0.0.1:{port}" in out and f"http://127.0.0.1:{port}/docs" in out
+    assert f"http://127.0.0.1:{port}/ui" in out
     assert "memlane keys create --tenant NAME" in out and "/mcp" in out
-    assert started["host"] == "127.0.0.1" and started["port"] == 18123
+    assert started == {"host": "127.0.0.1", "port": port, "bound": ("127.0.0.1", port)}
 
     started.clear()
-    out = cli("serve", "--no-auth", "--host", "localhost", "--workers", "2").stdout
+    out = cli("serve", "--no-auth", "--host", "localhost", "--port", free_port(), "--workers", "2").stdout
     assert "off (--no-auth)" in out
     assert started["app"] == "memlane.server.app:app_from_env" and started["factory"] and started["workers"] == 2
     settings = ServerSettings.from_env()

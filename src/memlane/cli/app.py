@@ -30,7 +30,7 @@ from memlane.cli.evaluation import eval_app
 from memlane.cli.keys import keys_app
 from memlane.cli.maintenance import maintain_app
 from memlane.cli.tenants import tenants_app
-from memlane.core.config import HOME_ENV
+from memlane.core.defaults import HOME_ENV
 
 app.add_typer(context_app, name="context")
 app.add_typer(docs_app, name="docs")

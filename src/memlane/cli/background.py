@@ -10,9 +10,9 @@ import threading
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _memory, _print_json, _state, command, console
+from memlane.cli.render import escape
 
 
 @command()
@@ -42,7 +42,7 @@ def worker(
 
     On PostgreSQL any number of workers on any hosts share the queue; on SQLite a worker forms the
     jobs of the home's stores on this machine."""
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.hosting.tenancy import Tenants
 
     tenants = Tenants(memlane_home(), _state["config"])

@@ -9,22 +9,47 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from memlane.cli import render
+from memlane.cli.render import escape
+from memlane.core.defaults import DEFAULT_TENANT
 from memlane.core.errors import InvalidInputError, MemlaneError, ScopeError
-from memlane.memory import Memory
-from memlane.hosting.tenancy import DEFAULT_TENANT
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+# Plain help (click's): typer's rich panels import rich.markdown and markdown-it, a third of the time
+# `memlane --help` took, and showed a "<bool>" placeholder on flags that take no value.
 app = typer.Typer(help="memlane: long-term memory for AI agents (embedded SQLite, offline by default).",
+                  rich_markup_mode=None, pretty_exceptions_enable=False,
                   no_args_is_help=True, add_completion=False)
-console = Console()
-errors = Console(stderr=True)
+
+
+class LazyConsole:
+    """A rich ``Console`` made when something is first printed: a command that prints nothing of rich's
+    (``--help``, ``--version``) does not import it."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def instance(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.instance(), name)
+
+
+console = LazyConsole()
+errors = LazyConsole(stderr=True)
 
 _state: dict[str, Any] = {"config": None, "local": False, "tenant": None}
 
@@ -86,8 +111,8 @@ def _memory(*, remote: bool = False) -> Any:
     ``--tenant`` naming another tenant works on that tenant's store here."""
     tenant = _state.get("tenant")
     if remote and not _state["local"] and _state["config"] is None:
+        from memlane.core.defaults import memlane_home
         from memlane.hosting import local_server
-        from memlane.core.config import memlane_home
 
         address = local_server.find(memlane_home())
         if address is not None and tenant in (None, DEFAULT_TENANT):
@@ -99,6 +124,8 @@ def _memory(*, remote: bool = False) -> Any:
                 f"--tenant {tenant}: ${local_server.URL_ENV} names a server, where the key "
                 f"(${local_server.KEY_ENV}) decides the tenant; drop --tenant to use that server, "
                 "or add --local to work on the tenant's store here", field="tenant")
+    from memlane.memory import Memory
+
     return Memory(_state["config"], tenant=tenant)
 
 
@@ -107,5 +134,7 @@ def _print_json(value: Any) -> None:
 
 
 def _progress() -> Progress:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     return Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), console=errors, transient=False)
+                    TimeRemainingColumn(), console=errors.instance(), transient=False)

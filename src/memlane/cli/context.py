@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
 from memlane.cli import render
+from memlane.cli.render import escape
 from memlane.cli.base import AgentOpt, JsonOpt, UserOpt, _json_arg, _memory, _print_json, command, console
 
-context_app = typer.Typer(help="Agent context: should a conversation search memory, and what does it find.",
+context_app = typer.Typer(rich_markup_mode=None, help="Agent context: should a conversation search memory, and what does it find.",
                           no_args_is_help=True)
 
 ConversationArg = typer.Argument(None, help="the conversation as text (one user message); or use --file")

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
 
-db_app = typer.Typer(help="The PostgreSQL store's schema (MEMLANE_DATABASE_URL or --dsn).", no_args_is_help=True)
+db_app = typer.Typer(rich_markup_mode=None, help="The PostgreSQL store's schema (MEMLANE_DATABASE_URL or --dsn).", no_args_is_help=True)
 
 DsnOpt = typer.Option(None, "--dsn", help="postgresql://user:password@host:5432/db (default: the config, then "
                                           "$MEMLANE_DATABASE_URL)")

@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
-from memlane.documents import Documents
-from memlane.documents.errors import CollectionNotFoundError
 
-docs_app = typer.Typer(help="Document collections searched by late interaction (MaxSim over token vectors).",
+if TYPE_CHECKING:
+    from memlane.documents import Documents
+
+docs_app = typer.Typer(rich_markup_mode=None, help="Document collections searched by late interaction (MaxSim over token vectors).",
                        no_args_is_help=True)
 
 CollectionOpt = typer.Option(None, "--collection", "-c", help="collection name")
@@ -32,6 +32,8 @@ FilterOpt = typer.Option(None, "--filter", "-f",
 
 @contextmanager
 def _documents() -> Iterator[Documents]:
+    from memlane.documents import Documents
+
     with Documents(_state["config"]) as documents:
         yield documents
 
@@ -77,6 +79,8 @@ def add(
         raise typer.BadParameter("--name names one document; give one file", param_hint="--name")
     meta = _json_arg(metadata, "--metadata")
     results = []
+    from memlane.documents.errors import CollectionNotFoundError
+
     with _documents() as documents:
         if create:
             try:
@@ -115,6 +119,8 @@ def list_(
     if as_json:
         _print_json(rows)
         return
+    from rich.table import Table
+
     if collections:
         table = Table("collection", "documents", "metadata", "created")
         for c in rows:
@@ -150,6 +156,8 @@ def search(
     if not found["results"]:
         console.print("[dim]no pages found[/dim]")
         return
+    from rich.table import Table
+
     hybrid = "keyword_matches" in found
     table = Table("hybrid" if hybrid else "score", "raw", "collection", "document", "page", "text")
     for r in found["results"]:

@@ -7,15 +7,17 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
-from memlane.memory import Memory
 
-eval_app = typer.Typer(help="Run memlane against labelled evaluation data.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from memlane.memory import Memory
+
+eval_app = typer.Typer(rich_markup_mode=None, help="Run memlane against labelled evaluation data.", no_args_is_help=True)
 
 
 @contextmanager
@@ -24,6 +26,7 @@ def _evaluation_memory(retrieval: dict[str, Any] | None = None) -> Iterator[Memo
     import tempfile
 
     from memlane.core.config import load
+    from memlane.memory import Memory
 
     settings = load(_state["config"])
     if retrieval and "retrieval" not in (_state["config"] or {}):
@@ -249,14 +252,11 @@ def _print_locomo_cv(report: dict[str, Any], ks: list[int]) -> None:
     console.print(folds)
 
 
-CRANFIELD = Path("../shared/eval/cranfield")
-
-
 @command("docs", on=eval_app)
 def eval_docs(
-    docs: Path = typer.Option(CRANFIELD / "cranfield_docs.jsonl", "--docs", exists=True, dir_okay=False,
-                              help="documents (JSON Lines: doc_id, text)"),
-    queries: Path = typer.Option(CRANFIELD / "cranfield_queries_dev.jsonl", "--queries", exists=True, dir_okay=False,
+    docs: Path = typer.Option(..., "--docs", exists=True, dir_okay=False,
+                              help="documents, e.g. Cranfield's (JSON Lines: doc_id, text)"),
+    queries: Path = typer.Option(..., "--queries", exists=True, dir_okay=False,
                                  help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
                                         "queries with a judged document among them)"),

@@ -7,18 +7,20 @@ import sys
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
+from memlane.cli.render import escape
+from memlane.core.defaults import DEFAULT_TENANT
 
-keys_app = typer.Typer(help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db, or in "
+keys_app = typer.Typer(rich_markup_mode=None,
+                       help="API keys of the server: create, list, revoke (stored hashed in <home>/keys.db, or in "
                             "the PostgreSQL database).",
                        no_args_is_help=True)
 
 
 def _key_store() -> Any:
     """The keys of the servers this configuration runs: ``<home>/keys.db``, or the PostgreSQL database."""
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.hosting.keys import open_key_store
 
     return open_key_store(_state["config"], memlane_home())
@@ -32,12 +34,37 @@ def keys_create(
 ) -> None:
     """Create an API key. The key is printed once: only its hash is stored."""
     key, info = _key_store().create(tenant, admin=admin)
+    store = _tenant_store(info.tenant)
     if as_json:
-        _print_json({"key": key, **info.to_dict()})
+        _print_json({"key": key, **info.to_dict(), "store": store})
         return
     sys.stdout.write(key + "\n")
     errors.print(f"[green]created[/green] {info.id} for tenant [bold]{escape(info.tenant)}[/bold]"
-                 f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False)
+                 f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False,
+                 soft_wrap=True)
+    if info.tenant == DEFAULT_TENANT:
+        errors.print(f"its memories: {escape(store)}, the ones Memory(), the memlane command and memlane mcp use",
+                     highlight=False, soft_wrap=True)
+    else:
+        errors.print(f"its memories: {escape(store)}, tenant {escape(info.tenant)}'s own (not those of Memory() and "
+                     f"the memlane command); see them with: memlane --tenant {escape(info.tenant)} list --user ID, "
+                     f"or Memory(tenant={info.tenant!r})", highlight=False, soft_wrap=True)
+
+
+def _tenant_store(tenant: str) -> str:
+    """Where the memories of a tenant's keys live, for a server with this command's --config and home."""
+    from memlane.core import config as config_mod
+    from memlane.core.defaults import memlane_home
+    from memlane.hosting.tenancy import Tenants
+    from memlane.store import postgres_config
+
+    settings = config_mod.load(_state["config"])
+    postgres = postgres_config(settings)
+    if postgres is not None:
+        from memlane.store.postgres import redact
+
+        return f"tenant {tenant!r} of {redact(postgres.resolved_dsn())}"
+    return str(Tenants.sqlite_file(settings, memlane_home(), tenant))
 
 
 @command("list", on=keys_app)

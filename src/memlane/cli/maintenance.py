@@ -9,13 +9,12 @@ from contextlib import contextmanager
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, command,
                               console)
-from memlane.memory import Memory
 
-maintain_app = typer.Typer(help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
+maintain_app = typer.Typer(rich_markup_mode=None, help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
                            no_args_is_help=True)
 
 DryRunOpt = typer.Option(False, "--dry-run", help="print the plan; change nothing")
@@ -88,6 +87,8 @@ def maintain_merge(
 @command()
 def reembed(batch_size: int = typer.Option(256, min=1), as_json: bool = JsonOpt) -> None:
     """Re-embed every memory with the configured embedder (after changing models). Resumable."""
+    from memlane.memory import Memory
+
     with _progress() as bar:
         task = bar.add_task("re-embedding", total=None)
         memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),

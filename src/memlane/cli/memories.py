@@ -8,14 +8,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
-from memlane import transfer
 from memlane.cli import render
+from memlane.cli.render import escape
 from memlane.cli.base import (AgentOpt, FiltersOpt, JsonOpt, RunOpt, UserOpt, _json_arg, _memory, _print_json,
                               _progress, command, console, errors)
-from memlane.core import scope
-from memlane.core.filters import MATCH_ALL
 
 
 @command()
@@ -191,6 +188,8 @@ def import_(
 ) -> None:
     """Import a JSONL file (messages, with created_at if known, or exported memories); the messages also
     go to the message log. Rerunning it after an interruption skips what was done."""
+    from memlane import transfer
+
     with _memory() as memory, _progress() as bar:
         task = bar.add_task(f"{'forming memories from' if infer else 'importing'} {file.name}", total=None)
         report = transfer.import_jsonl(memory, file, batch_size=batch_size, source=source, infer=infer,
@@ -211,6 +210,10 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="report the count as JSON (on stdout with -o, else stderr)"),
 ) -> None:
     """Export memories as JSON Lines (every memory when no scope is given)."""
+    from memlane import transfer
+    from memlane.core import scope
+    from memlane.core.filters import MATCH_ALL
+
     ids = scope.scope_ids(user, agent, run)
     parsed = _json_arg(filters, "--filters")
     with _memory() as memory:

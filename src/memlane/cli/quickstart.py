@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from memlane import transfer
-from memlane.memory import Memory
 from memlane.cli.base import JsonOpt, _memory, _print_json, command, console
 from memlane.cli.render import print_memories
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memlane.memory import Memory
 
 QUESTIONS = [
     "Where does Alice live and what does she do?",
@@ -21,6 +23,8 @@ QUESTIONS = [
 
 def answers(memory: Memory) -> dict:
     """Import the sample conversation (once) and search it: ``{"import": ..., "searches": {question: results}}``."""
+    from memlane import transfer
+
     sample = resources.files("memlane") / "data" / "sample_conversation.jsonl"
     with resources.as_file(sample) as path:
         report = transfer.import_jsonl(memory, path, source="memlane-sample")

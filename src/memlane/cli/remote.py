@@ -8,18 +8,16 @@ errors ``Memory`` raises.
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from memlane.core.closing import Closing
 from memlane.core.errors import InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
+from memlane.hosting import http_client
 from memlane.hosting.local_server import KEY_ENV, ServerAddress
-
-TIMEOUT = httpx.Timeout(connect=5.0, read=600.0, write=60.0, pool=5.0)  # formation with an LLM may take minutes
 
 
 class ServerError(MemlaneError):
@@ -29,15 +27,15 @@ class ServerError(MemlaneError):
 class RemoteMemory(Closing):
     def __init__(self, address: ServerAddress):
         self.address = address
-        headers = {"Authorization": f"Bearer {address.key}"} if address.key else {}
-        self._http = httpx.Client(base_url=address.url, headers=headers, timeout=TIMEOUT)
+        self._headers = {"Authorization": f"Bearer {address.key}"} if address.key else {}
 
     def _call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
               body: Mapping[str, Any] | None = None, memory_id: str | None = None) -> Any:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:
-            response = self._http.request(method, path, params=query, json=body)
-        except httpx.HTTPError as exc:
+            response = http_client.request(self.address.url, method, path, params=query, body=body,
+                                           headers=self._headers)
+        except (OSError, http.client.HTTPException) as exc:
             raise ServerError(f"the memlane server at {self.address.url} did not answer ({exc}); "
                               "run it again or use --local") from None
         if response.status_code < 400:
@@ -98,4 +96,4 @@ class RemoteMemory(Closing):
         return {**self._call("GET", "/info"), "server": self.address.url}
 
     def close(self) -> None:
-        self._http.close()
+        pass  # one connection per call: nothing is kept open

@@ -6,18 +6,18 @@ from __future__ import annotations
 import copy
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any, Optional
 
 import typer
-from rich.markup import escape
 
+from memlane.cli.render import escape
 from memlane.cli.base import _memory, _state, command, console, errors
+from memlane.core.defaults import DEFAULT_TENANT, DEFAULT_USER_ID, memlane_home
 from memlane.core.errors import MemlaneError
-from memlane.core.scope import DEFAULT_USER_ID
-from memlane.hosting.tenancy import DEFAULT_TENANT
 
 
 def _needs_server_extra(exc: ImportError) -> None:
@@ -44,19 +44,10 @@ def serve(
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp.
 
     The first start on a loopback address creates an admin key for tenant 'default' and prints it once."""
-    # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
-    with _bundled_postgres() if postgres else nullcontext():
-        _serve(host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json)
+    from memlane.hosting.listen import bind
 
-
-def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int, mcp_user_id: str,
-           threads: Optional[int], log_level: str, as_json: bool) -> None:
     try:
-        import uvicorn
-
-        from memlane.hosting import local_server
-        from memlane.server.app import ServerSettings, create_app, is_loopback
-        from memlane.server.first_run import active_keys, first_start_key
+        from memlane.server.app import is_loopback
     except ImportError as exc:
         _needs_server_extra(exc)
     if no_auth and not is_loopback(host):
@@ -64,6 +55,21 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
                      f"the non-loopback --host {escape(host)}. Create keys instead: memlane keys create --tenant NAME",
                      highlight=False)
         raise typer.Exit(2)
+    # then the port: a busy one is reported before anything loads, starts or is announced (ListenError)
+    with bind(host, port, memlane_home()) as sock:
+        # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
+        with _bundled_postgres() if postgres else nullcontext():
+            _serve(sock, host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json)
+
+
+def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int,
+           mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool) -> None:
+    import uvicorn
+
+    from memlane.hosting import local_server
+    from memlane.server.app import ServerSettings, create_app, is_loopback
+    from memlane.server.first_run import active_keys, first_start_key
+
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     loopback = is_loopback(host)
@@ -85,9 +91,14 @@ def _serve(host: str, port: int, workers: int, no_auth: bool, max_body_bytes: in
     # uvicorn's logging, plus memlane's own loggers (request ids of failed requests, MCP tool failures)
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["loggers"]["memlane"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
-    if workers == 1:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config)
-    else:  # worker processes build the app themselves from the environment
+    if workers == 1:  # on the socket bound above (uvicorn.run would start the app before binding)
+        config = uvicorn.Config(create_app(settings), host=host, port=port, log_level=log_level, log_config=log_config)
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+        if not server.started:
+            raise typer.Exit(3)  # uvicorn's start-up failure status
+    else:  # worker processes build the app themselves from the environment; uvicorn binds before they start
+        sock.close()
         os.environ.update(settings.to_env())
         uvicorn.run("memlane.server.app:app_from_env", factory=True, host=host, port=port, workers=workers,
                     log_level=log_level, log_config=log_config)
@@ -140,7 +151,7 @@ def mcp_(
 
 @contextmanager
 def _bundled_postgres() -> Iterator[None]:
-    from memlane.core.config import memlane_home
+    from memlane.core.defaults import memlane_home
     from memlane.store import DATABASE_URL_ENV
     from memlane.store.pgserver import bundled_postgres
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
+from memlane.cli.render import escape
 from memlane.core.errors import ConfigError
 
-tenants_app = typer.Typer(help="Tenants across PostgreSQL databases: list where they live, move one online.",
-                          no_args_is_help=True)
+tenants_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True,
+                          help="Tenants across PostgreSQL databases: list where they live, move one online.")
 
 
 def _placement() -> Any:

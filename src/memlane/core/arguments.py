@@ -65,6 +65,8 @@ class AddCall:
     memory_type: str | None
     #: when the memories this call adds expire (stored form), or None
     expires: str | None
+    #: mem0's ``prompt``: the instructions of a procedural summary, for this call
+    prompt: str | None = None
     #: when the conversation was said (``timestamp``; stored form), or None for now
     said_at: str | None = None
 
@@ -84,17 +86,19 @@ class AddCall:
 
 
 def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, infer: Any, memory_type: Any,
-        expiration_date: Any, limits: validation.Limits, timestamp: Any = None) -> AddCall:
+        expiration_date: Any, limits: validation.Limits, prompt: Any = None, timestamp: Any = None) -> AddCall:
     ids = required_scope(user_id, agent_id, run_id)
     if not isinstance(infer, bool):
         raise InvalidInputError(f"infer must be true or false, got {infer!r}", field="infer")
     memory_type = validation.choice(memory_type, MEMORY_TYPES, "memory_type")
     if memory_type == "procedural" and "agent_id" not in ids:
         raise InvalidInputError("procedural memories belong to an agent: give agent_id", field="agent_id")
+    if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+        raise InvalidInputError(f"prompt must be non-empty text (or None), got {prompt!r}", field="prompt")
     stored_metadata, promoted = validation.metadata(metadata, limits)
     expires = validation.expiration(expiration_date)
     received = validation.messages(messages, limits)
-    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires,
+    return AddCall(ids, received, stored_metadata, promoted, infer, memory_type, expires, prompt,
                    validation.said_time(timestamp, "timestamp"))
 
 

@@ -19,22 +19,25 @@ from typing import Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from memlane.core.defaults import HOME_ENV, memlane_home  # noqa: F401  (re-exported)
 from memlane.core.errors import ConfigError
 from memlane.core.validation import Limits
 
-HOME_ENV = "MEMLANE_HOME"
 MODEL_CACHE_ENV = "MEMLANE_MODEL_CACHE"
-
-
-def memlane_home() -> Path:
-    """Where the embedded store lives unless configured: ``$MEMLANE_HOME`` or ``~/.memlane``."""
-    return Path(os.environ.get(HOME_ENV) or Path.home() / ".memlane").expanduser()
 
 
 def model_cache() -> Path:
     """Where the local model's ONNX exports are cached unless configured: ``$MEMLANE_MODEL_CACHE`` or
-    ``models/`` in the memlane home (an export depends on the model, not on a home's data)."""
-    return Path(os.environ.get(MODEL_CACHE_ENV) or memlane_home() / "models").expanduser()
+    ``models/`` in the user's cache directory (``~/.cache/memlane/models`` on Linux, ``$XDG_CACHE_HOME``
+    respected; ``~/Library/Caches/memlane/models`` on macOS; ``%LOCALAPPDATA%\\memlane\\Cache\\models``
+    on Windows). One cache per user, shared by every memlane home: an export depends on the model, not
+    on a home's data."""
+    configured = os.environ.get(MODEL_CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_path
+
+    return user_cache_path("memlane", appauthor=False) / "models"
 
 
 class ProviderSpec(BaseModel):

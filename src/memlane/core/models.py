@@ -20,6 +20,9 @@ PROMOTED_KEYS = ("user_id", "agent_id", "run_id", "actor_id", "role")
 #: has ``valid_to``) and provenance (ids of the messages it came from).
 EXTRA_KEYS = ("memory_type", "valid_to", "invalid_reason", "superseded_by", "source_message_ids")
 MEMORY_TYPES = ("fact", "preference", "event", "profile", "procedural")
+#: metadata key: ``False`` keeps a memory out of every search (vector, keyword, agent context) while it is
+#: stored, listed, read and changed as any other (the LangGraph store's ``index=False`` items)
+SEARCHABLE = "searchable"
 
 
 def text_hash(text: str) -> str:
@@ -71,6 +74,10 @@ class MemoryRecord(MemoryFields):
     #: pooled contextual token vectors (late-interaction reranking), when the store keeps them
     token_vectors: np.ndarray | None = None
 
+    @property
+    def searchable(self) -> bool:
+        return self.metadata.get(SEARCHABLE) is not False
+
     def to_item(self, score: float | None = None) -> dict[str, Any]:
         """The mem0 ``MemoryItem`` dict; promoted keys and memlane's extra fields appear only when set."""
         item: dict[str, Any] = {
@@ -120,6 +127,7 @@ class HistoryRecord:
             "agent_id": self.agent_id,
             "run_id": self.run_id,
             "reason": self.reason,
+            "is_deleted": self.event == "DELETE",  # mem0's flag of the row that deleted the memory
         }
 
 
@@ -196,3 +204,4 @@ class HistoryEvent(BaseModel):
     agent_id: Optional[str] = None
     run_id: Optional[str] = None
     reason: Optional[str] = None
+    is_deleted: bool = False

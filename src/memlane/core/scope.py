@@ -15,11 +15,8 @@ from typing import Any
 
 from memlane.core import filters as flt
 from memlane.core import validation
+from memlane.core.defaults import DEFAULT_USER_ID  # noqa: F401  (re-exported; its home imports nothing)
 from memlane.core.errors import ScopeError
-
-#: the user the MCP tools act for when a call names no scope, over stdio (``memlane mcp --user-id``) and at
-#: ``/mcp`` (``memlane serve --mcp-user-id``) alike
-DEFAULT_USER_ID = "default"
 
 SCOPE_KEYS = flt.SCOPE_COLUMNS
 

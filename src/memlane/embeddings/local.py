@@ -48,7 +48,8 @@ class LocalEmbedderConfig(BaseModel):
     quantize: Optional[Literal["int8"]] = Field(
         None, description="onnx: int8 dynamic quantisation (other vectors, so another embedder name)")
     cache_dir: Optional[str] = Field(
-        None, description="where ONNX exports are cached (default: $MEMLANE_MODEL_CACHE or <memlane home>/models)")
+        None, description="where ONNX exports are cached (default: $MEMLANE_MODEL_CACHE or models/ in the "
+                          "user's cache directory, shared by every memlane home)")
 
 
 def default_model_dir() -> Path:

@@ -13,7 +13,7 @@ set is run three ways over the same pages:
   empty abstract cannot be stored, so it is not among them (``hybrid_pages``).
 
 nDCG@10 uses gain 5 - rel for rel 1-4 (1 = complete answer) and 0 otherwise; recall@100 counts
-rel 1-4 as relevant (``../shared/eval/README.md``). Pages are stored in float16 as in production.
+rel 1-4 as relevant (Cranfield's relevance codes). Pages are stored in float16 as in production.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ configuration under test (the default one unless told otherwise). Each question 
 conversation, and recall@k = |evidence ∩ top-k turns| / |evidence|, averaged over questions with
 evidence. Modes: ``default`` (the search a user gets without flags), ``vector``, ``hybrid`` (keywords
 and vectors), ``full`` (hybrid and rerank). Categories: 1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop, 5 adversarial; "overall" is 1–4. Data format: ``../shared/eval/README.md``.
+4 single-hop, 5 adversarial; "overall" is 1–4. Data format: LoCoMo's own JSON (a list of
+``{sample_id, conversation: {speaker_a, speaker_b, session_N, session_N_date_time}, qa}``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``memlane eval notes``: run note cases (agent notes, everyday statements) through ``Memory.add``.
 
-Case format: ``../shared/eval/notes/README.md``. Each case runs in a fresh user
+Case format: ``tests/data/README.md`` (note cases). Each case runs in a fresh user
 scope: its steps are added in order with ``infer=True``, then the active
 memories are checked:
 

@@ -1,6 +1,6 @@
 """``memlane eval reconcile``: run labelled reconciliation cases through ``Memory.add``.
 
-Case format and matching rules: ``../shared/eval/README.md`` (reconcile cases).
+Case format and matching rules: ``tests/data/README.md`` (reconcile cases).
 Each case runs in a fresh scope: its existing memories are stored verbatim,
 the new turn goes through ``add(infer=True)``, then the decisions and the
 active memories are checked against the labels.

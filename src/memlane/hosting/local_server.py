@@ -34,20 +34,29 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def announce(home: Path, address: ServerAddress) -> Path:
-    """Write ``<home>/server.json`` (owner-only) for the CLI of the same user to find this server."""
+def announce(home: Path, address: ServerAddress) -> ServerAddress | None:
+    """Write ``<home>/server.json`` (owner-only) for the CLI of the same user to find this server.
+    Returns the announcement it replaced (another server of the same home), for ``withdraw``."""
     home.mkdir(parents=True, exist_ok=True)
+    previous = read(home)
     path = home / FILE_NAME
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.chmod(path, 0o600)  # an existing file keeps its mode on O_CREAT
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(asdict(address), handle)
-    return path
+    return previous if previous != address else None
 
 
-def withdraw(home: Path, address: ServerAddress) -> None:
-    """Remove ``server.json`` if it is still this server's (another server may have replaced it)."""
-    if read(home) == address:
+def withdraw(home: Path, address: ServerAddress, previous: ServerAddress | None = None) -> None:
+    """Take this server's announcement back, if ``server.json`` is still its own (another server may
+    have replaced it): the server it replaced (``previous``) is announced again while it still runs,
+    otherwise the file goes. So a second server of the same home, or one that failed to start, never
+    leaves the CLI without the server that still runs."""
+    if read(home) != address:
+        return
+    if previous is not None and running(previous):
+        announce(home, previous)
+    else:
         (home / FILE_NAME).unlink(missing_ok=True)
 
 
@@ -72,11 +81,13 @@ def _alive(pid: int | None) -> bool:
 
 
 def _answers(url: str) -> bool:
-    import httpx
+    import http.client
+
+    from memlane.hosting import http_client
 
     try:
-        return httpx.get(url + "/health", timeout=2.0).status_code == 200
-    except httpx.HTTPError:
+        return http_client.request(url, "GET", "/health", connect_timeout=2.0, read_timeout=2.0).status_code == 200
+    except (OSError, http.client.HTTPException):
         return False
 
 
@@ -88,6 +99,9 @@ def find(home: Path) -> ServerAddress | None:
     if url:
         key = os.environ.get(KEY_ENV) or (announced.key if announced and announced.url == url else None)
         return ServerAddress(url=url, key=key)
-    if announced is None or not _alive(announced.pid) or not _answers(announced.url):
-        return None
-    return announced
+    return announced if announced is not None and running(announced) else None
+
+
+def running(address: ServerAddress) -> bool:
+    """Whether the announced server's process lives and answers."""
+    return _alive(address.pid) and _answers(address.url)

@@ -64,7 +64,7 @@ class Formation(Pipeline):
     def procedural(self, call: AddCall, message_ids: list[str], said_at: str) -> list[NewMemory]:
         """The agent's procedure, summarised by the engine (raises ``FormationFailed``); ``said_at``: the
         time of the last message."""
-        summary = self.engine.summarize_procedure(call.messages)
+        summary = self.engine.summarize_procedure(call.messages, call.prompt)
         promoted = call.promoted
         return [NewMemory(text=validation.text(summary[: self.limits.max_text_chars], "summary", self.limits),
                           memory_type="procedural", metadata=call.metadata, source_message_ids=message_ids,

@@ -175,10 +175,11 @@ class LLMEngine:
             raise FormationFailed("the model answered the merge with no text")
         return text
 
-    def summarize_procedure(self, messages: list[Message]) -> str:
+    def summarize_procedure(self, messages: list[Message], prompt: str | None = None) -> str:
+        """One procedural memory of the messages; ``prompt`` (mem0's ``add(prompt=)``) replaces the instructions."""
         history = "\n".join(f"[{m.role}{f' {m.name}' if m.name else ''}] {m.content}" for m in messages)
         try:
-            summary = self.llm.chat([{"role": "system", "content": prompts.PROCEDURE_SUMMARY},
+            summary = self.llm.chat([{"role": "system", "content": prompt or prompts.PROCEDURE_SUMMARY},
                                      {"role": "user", "content": history}], json_mode=False)
         except LLMError as exc:
             raise FormationFailed(str(exc)) from exc

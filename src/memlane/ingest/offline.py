@@ -32,8 +32,9 @@ class OfflineEngine:
             return None
         return offline_merge.more_specific(older, newer)
 
-    def summarize_procedure(self, messages: list[Message]) -> str:
-        """A deterministic digest: the task, each step the agent or a tool took, and the outcome."""
+    def summarize_procedure(self, messages: list[Message], prompt: str | None = None) -> str:
+        """A deterministic digest: the task, each step the agent or a tool took, and the outcome (``prompt``,
+        instructions for a model, has nothing to instruct here)."""
         task = next((m.content for m in messages if m.role == "user"), None)
         steps = [m for m in messages if m.role in ("assistant", "tool")]
         lines = [f"Procedure ({len(steps)} steps)"]

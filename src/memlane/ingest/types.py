@@ -69,7 +69,7 @@ class Engine(Protocol):
     def skip_reason(self, message: Message, *, agent_facts: bool) -> str:
         """Why ``message`` gave no fact, in a few words (a question, a greeting, an assistant turn …)."""
 
-    def summarize_procedure(self, messages: list[Message]) -> str:
+    def summarize_procedure(self, messages: list[Message], prompt: str | None = None) -> str:
         """One memory summarising an agent's execution history."""
 
     def merge(self, older: str, newer: str, similarity: float) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from memlane.core import scope
 from memlane.mcp_server import tools
@@ -29,7 +29,9 @@ class AddMemoryArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1, description="what to remember, in the user's words or as a short note")
+    # MCP's add_memory calls it messages too; "text" (this tool's earlier name) is still read
+    messages: str = Field(min_length=1, validation_alias=AliasChoices("messages", "text"),
+                          description="what to remember, in the user's words or as a short note")
     infer: bool = Field(True, description="true: extract facts and reconcile them with what is known; "
                                           "false: store the text exactly as written")
 
@@ -64,7 +66,7 @@ class ScopedTools:
                                    admin=False)
 
     def add_memory(self, args: AddMemoryArgs) -> dict[str, Any]:
-        return tools.add_memory(self.caller, args.text, infer=args.infer, **self.scope)
+        return tools.add_memory(self.caller, args.messages, infer=args.infer, **self.scope)
 
     def search_memories(self, args: SearchMemoriesArgs) -> dict[str, Any]:
         return tools.search_memories(self.caller, args.query, limit=args.limit, **self.scope)

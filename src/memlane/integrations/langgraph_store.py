@@ -18,10 +18,15 @@ and is found by ``Memory.search``:
 * **key ↔ id**: the memory id is derived from namespace and key (UUID 5), so a
   ``get`` is one lookup and a second ``put`` of the key updates the same memory
   (its old text stays in the history).
-* **text**: what is embedded and searched, the value's ``fields`` (LangGraph
-  paths; ``"$"`` is the whole value as JSON) joined by newlines. Items put with
-  ``index=False``, or whose value has none of the fields, are found by filters
-  and listings but not by a natural-language ``query``.
+* **text**: what the memory says (``memlane list``), embedded and searched. By
+  default the value's own words: its ``text``, ``content``, ``memory`` or ``data``
+  (the first present; nested objects and lists of strings too), else each string
+  in it as a ``key: text`` line; numbers, booleans and the rest stay in the
+  value (filterable) without becoming text. ``fields`` (LangGraph paths; ``"$"``
+  is the whole value as JSON) or a put's ``index`` name the paths instead. Items
+  put with ``index=False``, or with no text, are found by ``get``, filters and
+  listings but by no search: neither a ``query`` here nor ``Memory.search`` (their
+  memory is marked ``"searchable": false``).
 * **search**: ``query`` ranks by memlane search (``score`` is memlane's score);
   ``filter`` matches the value (``{"tag": "a"}``, ``{"score": {"$gte": 3}}``);
   without a query, items come newest first with ``score=None``.
@@ -70,13 +75,15 @@ from memlane.core import timeutil, validation
 from memlane.core.changes import EXPIRED
 from memlane.core.errors import FilterError, InvalidInputError, MemoryNotFoundError
 from memlane.core.filters import SCOPE_COLUMNS
-from memlane.core.models import NewMemory
+from memlane.core.models import SEARCHABLE, NewMemory
 from memlane.memory import Memory
 
 #: the metadata key under which an item's namespace, key and value are kept
 METADATA_KEY = "langgraph"
 #: the namespace of the UUID 5 ids derived from (namespace, key)
 ID_NAMESPACE = uuid.UUID("6f1c8d2e-4b7a-5e39-9c0d-3a8f2b1e7d54")
+#: the keys whose text is an item's text, by default (the first present)
+TEXT_KEYS = ("text", "content", "memory", "data")
 #: LangGraph filter operators and memlane's names for them
 OPERATORS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
@@ -166,7 +173,8 @@ class MemlaneStore(BaseStore):
 
     ``memory``: a ``Memory`` or ``AsyncMemory`` (default: ``Memory()``, the local store).
     ``layout``: which namespace labels are user / agent / run ids.
-    ``fields``: the value paths embedded for natural-language search when ``put`` names none.
+    ``fields``: the value paths that are an item's text when ``put`` names none (default: the
+    value's own words, ``value_text``).
     ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl`` minutes for a put that names none,
     ``refresh_on_read``).
     """
@@ -174,13 +182,13 @@ class MemlaneStore(BaseStore):
     supports_ttl = True
 
     def __init__(self, memory: Memory | AsyncMemory | None = None, *,
-                 layout: NamespaceLayout | Mapping[str, Any] | None = None, fields: Iterable[str] = ("$",),
+                 layout: NamespaceLayout | Mapping[str, Any] | None = None, fields: Iterable[str] | None = None,
                  ttl: TTLConfig | None = None):
         self.ttl_config = ttl
         self.memory = memory.sync if isinstance(memory, AsyncMemory) else (memory or Memory())
         self.layout = layout if isinstance(layout, NamespaceLayout) else NamespaceLayout(**(layout or {}))
-        self.fields = list(fields)
-        if not self.fields or not all(isinstance(f, str) and f for f in self.fields):
+        self.fields = None if fields is None else list(fields)
+        if self.fields is not None and (not self.fields or not all(isinstance(f, str) and f for f in self.fields)):
             raise InvalidInputError("fields must be a non-empty list of value paths (\"$\" is the whole value)",
                                     field="fields")
 
@@ -256,7 +264,8 @@ class MemlaneStore(BaseStore):
         if op.ttl is not None:
             kept["ttl"] = op.ttl
         try:
-            metadata, _ = validation.metadata({METADATA_KEY: kept}, limits)
+            metadata, _ = validation.metadata({METADATA_KEY: kept, **({} if indexed else {SEARCHABLE: False})},
+                                              limits)
         except InvalidInputError as exc:  # the value is kept in the memory's metadata: say so
             raise InvalidInputError(f"the value of item {op.key!r} cannot be stored: {exc}", field="value") from None
         expires = None if op.ttl is None else _expiry(op.ttl)
@@ -273,11 +282,17 @@ class MemlaneStore(BaseStore):
         return None
 
     def _text(self, value: dict[str, Any], index: Any) -> tuple[str, bool]:
-        """What the memory's text is, and whether a natural-language query may find it."""
-        paths = self.fields if index is None else ([] if index is False else list(index))
-        texts = [text for path in paths for text in get_text_at_path(value, path) if text.strip()]
-        if texts:
-            return "\n".join(texts), True
+        """What the memory's text is, and whether a search may find it."""
+        if index is False:
+            text = value_text(value)
+            return text or json.dumps(value, sort_keys=True, ensure_ascii=False), False
+        paths = self.fields if index is None else list(index)
+        if paths is None:
+            text = value_text(value)
+        else:
+            text = "\n".join(t for path in paths for t in get_text_at_path(value, path) if t.strip())
+        if text:
+            return text, True
         return json.dumps(value, sort_keys=True, ensure_ascii=False), False
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -330,6 +345,34 @@ class MemlaneStore(BaseStore):
             if len(page) < page_size or not fresh:
                 return
             before = page[-1]["created_at"]
+
+
+def value_text(value: Any) -> str:
+    """An item value's own words: the text of its first ``TEXT_KEYS`` key that has any, else every
+    string in it as a ``key: text`` line (dotted keys for nested objects); "" when it holds no text."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return "\n".join(t for t in (value_text(v) for v in value) if t)
+    if not isinstance(value, Mapping):
+        return ""
+    for key in TEXT_KEYS:
+        text = value_text(value.get(key))
+        if text:
+            return text
+    return "\n".join(f"{path}: {text}" for path, text in _strings(value, ()))
+
+
+def _strings(value: Any, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        if value.strip():
+            yield ".".join(path), value.strip()
+    elif isinstance(value, Mapping):
+        for key, inner in value.items():
+            yield from _strings(inner, (*path, str(key)))
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner, path)
 
 
 def _expiry(ttl: float) -> str:

@@ -36,6 +36,7 @@ from memlane.retrieval import context as agent_context
 from memlane.retrieval import actors, context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
+from memlane.retrieval.searchable import SearchableStore
 from memlane.store import Store
 
 STAGES = ("keyword_search", "rerank", "filter_memories")
@@ -66,7 +67,7 @@ class Searcher:
     def __init__(self, config: MemoryConfig, embeddings: Embeddings, store: Store):
         self.config = config
         self.embeddings = embeddings
-        self.store = store
+        self.store = SearchableStore(store)  # memories marked "searchable": false are never results
         self._reranker: Reranker | None = None
         self._judge_llm: Any = None
 

@@ -191,12 +191,12 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
                 anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
             announcement = settings.announcement()
             if announcement is not None:  # ready: the local memlane command may use this server now
-                local_server.announce(settings.home, announcement)
+                replaced = local_server.announce(settings.home, announcement)
             try:
                 yield
             finally:
                 if announcement is not None:
-                    local_server.withdraw(settings.home, announcement)
+                    local_server.withdraw(settings.home, announcement, replaced)
                 tenants.close()
                 if keys is not None:
                     keys.close()

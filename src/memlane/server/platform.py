@@ -2,8 +2,7 @@
 
 ``MemoryClient(api_key=KEY, host="http://127.0.0.1:18088")`` works against
 memlane for construction, add, search, get, get_all, update, delete,
-delete_all and history. The wire details are in
-``shared/reference/mem0-client-api.md``; in short:
+delete_all and history. The wire details, in short:
 
 * exact paths with trailing slashes, no redirects; every 2xx has a JSON body;
 * entity ids (``user_id`` / ``agent_id`` / ``run_id``) arrive top-level or in

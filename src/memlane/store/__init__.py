@@ -11,6 +11,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.core.config import MemoryConfig, memlane_home, validate
+from memlane.core.defaults import DEFAULT_TENANT  # noqa: F401  (the tenant of Memory(), the CLI, memlane mcp)
 from memlane.core.errors import ConfigError
 from memlane.core.registry import Registry
 from memlane.core.validation import tenant_name
@@ -92,10 +93,6 @@ def _check_dims(configured: Optional[int], dims: int | None) -> None:
             f"vector_store.config.embedding_model_dims is {configured} but the embedder "
             f"produces {dims}-dimensional vectors"
         )
-
-
-#: the tenant of ``Memory()``, the CLI, ``memlane mcp`` and a server request without a key's tenant
-DEFAULT_TENANT = "default"
 
 
 def postgres_config(config: MemoryConfig) -> PostgresStoreConfig | None:

@@ -1,0 +1,50 @@
+"""What searches see of the store: every memory but those kept out of search.
+
+A memory whose metadata says ``"searchable": false`` (``core.models.SEARCHABLE``) is stored, listed,
+read and changed like any other, and is never a search result: not by vector, keyword, actor focus or
+agent context. The rule is applied to what the store returns, asking for more while it removed some, so
+a store without such memories pays nothing and the SQL of the searches is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from memlane.core import filters as flt
+from memlane.core.models import MemoryRecord
+from memlane.core.query import Query
+from memlane.store import Store
+
+Hit = TypeVar("Hit", bound=tuple)
+
+
+def _kept(fetch: Callable[[int], list[Hit]], limit: int) -> list[Hit]:
+    """The first ``limit`` searchable hits of ``fetch(k)`` (best first), fetching more while hits were dropped."""
+    k = limit
+    while True:
+        hits = fetch(k)
+        kept = [hit for hit in hits if hit[0].searchable]
+        if len(kept) >= limit or len(hits) < k:
+            return kept[:limit]
+        k = 2 * k + (len(hits) - len(kept))
+
+
+class SearchableStore:
+    """The store's search calls, without the memories kept out of search; the rest is the store's."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def search(self, query: np.ndarray, where: flt.Node, limit: int,
+               threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+        return _kept(lambda k: self._store.search(query, where, k, threshold), limit)
+
+    def keyword_search(self, query: str | Query, vector: np.ndarray, where: flt.Node,
+                       limit: int) -> list[tuple[MemoryRecord, float, float]]:
+        return _kept(lambda k: self._store.keyword_search(query, vector, where, k), limit)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
