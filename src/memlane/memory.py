@@ -26,6 +26,7 @@ from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.background import formation as background
 from memlane.background.formation import FormsInBackground
+from memlane.background.workers import Workers
 from memlane.graph.memory import GraphMemory
 from memlane.ingest import create_engine
 from memlane.ingest import records as ingest_records
@@ -71,7 +72,10 @@ class Memory(FormsInBackground, Closing):
         self.formation = Formation(self.config, self.embeddings, self.store, self.engine, self.graph)
         #: maintenance of a scope (``maintenance/maintainer.py``): cleanup, merges
         self.maintainer = Maintainer(self.config, self.embeddings, self.store, self.engine)
-        self.init_background(background)
+        self.background = background
+        #: called after an async add queued its job (a server wakes its workers; background/)
+        self.on_queued: Callable[[], None] | None = None
+        self._workers: Workers | None = None
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Memory":

@@ -11,7 +11,6 @@ and a job's effect is applied once however many workers tried it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from memlane.background.workers import Workers
@@ -33,14 +32,6 @@ QUEUED = "queued: formed in the background; Memory.event(event_id) or GET /v1/ev
 class FormsInBackground:
     """``Memory``'s side of background formation: its events, and the workers that form its async adds
     (unless a server's or ``memlane worker``'s do: ``Memory(background=False)``)."""
-
-    def init_background(self: Facade, background: bool) -> None:
-        """``background``: whether this ``Memory`` forms its async adds itself (its workers start on the
-        first one)."""
-        self.background = background
-        #: called after an async add queued its job (a server wakes its workers)
-        self.on_queued: Callable[[], None] | None = None
-        self._workers: Workers | None = None
 
     def stop_background(self: Facade) -> None:
         """Stop this ``Memory``'s workers, if they run."""
