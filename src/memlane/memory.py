@@ -9,7 +9,6 @@ call's outcome in one transaction.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import date, datetime
@@ -21,6 +20,7 @@ from memlane.core import filters as flt
 from memlane.core.changes import ChangeSet, Delete, Expiry
 from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
+from memlane.core.moved import moved
 from memlane.core.models import MemoryRecord, MessageRecord, NewMemory
 from memlane.embeddings import Embedder, Embeddings, create_embedder
 from memlane.embeddings import choice as embedder_choice
@@ -59,8 +59,7 @@ class Memory(FormsInBackground, Closing):
         self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.limits = self.config.limits.to_limits()
         self.store = store or create_store(self.config, None, tenant)
-        if embedder is None:  # a store keeps the model it was filled with unless the config names one
-            embedder = create_embedder(embedder_choice.spec_for(self.config, [self.store.bound_embedder()[0]]))
+        embedder = embedder or embedder_choice.create(self.config, [self.store.bound_embedder()[0]])
         self.embeddings = Embeddings(embedder, self.config.query_cache_size)
         check_dims(self.config, self.embeddings.dims)
         self.engine = engine or create_engine(self.config)
@@ -440,19 +439,9 @@ class Memory(FormsInBackground, Closing):
         return cls(settings, embedder=embeddings.embedder, store=store)
 
     def close(self) -> None:
-        if self._workers is not None:
-            self._workers.stop()
-            self._workers = None
+        self.stop_background()
         self.store.close()
 
 
-def __getattr__(name: str) -> Any:
-    """``memlane.memory.AsyncMemory``, a name that moved: it lives in ``async_memory.py`` (import it from
-    ``memlane``). A compatibility alias, not a dependency (docs/architecture.md)."""
-    if name == "AsyncMemory":
-        warnings.warn("memlane.memory.AsyncMemory moved: import it from memlane (or memlane.async_memory)",
-                      DeprecationWarning, stacklevel=2)
-        from memlane.async_memory import AsyncMemory
-
-        return AsyncMemory
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``memlane.memory.AsyncMemory`` (it lives in ``async_memory.py``; import it from ``memlane``)
+__getattr__ = moved(__name__, {"AsyncMemory": "memlane"})

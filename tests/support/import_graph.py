@@ -74,10 +74,10 @@ class _Imports(ast.NodeVisitor):
             package = package[: len(package) - node.level + 1]
             base = ".".join(package + ([base] if base else []))
         submodules = [f"{base}.{a.name}" for a in node.names]
-        if all(s in self.known for s in submodules):
-            for s in submodules:  # ``from pkg import module``: the module, not the package's __init__
-                self._add(s, node.lineno)
-        else:
+        modules = [s for s in submodules if s in self.known]
+        for s in modules:  # ``from pkg import module``: the module, not the package's __init__
+            self._add(s, node.lineno)
+        if len(modules) < len(submodules):  # and a name defined in the package itself: its __init__ too
             self._add(base, node.lineno)
 
     def _add(self, name: str, line: int) -> None:

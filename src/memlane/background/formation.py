@@ -33,6 +33,12 @@ class FormsInBackground:
     """``Memory``'s side of background formation: its events, and the workers that form its async adds
     (unless a server's or ``memlane worker``'s do: ``Memory(background=False)``)."""
 
+    def stop_background(self: Facade) -> None:
+        """Stop this ``Memory``'s workers, if they run."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
+
     def event(self: Facade, event_id: str) -> dict[str, Any]:
         """An async add's event: ``status`` ``PENDING`` / ``RUNNING`` / ``SUCCEEDED`` (``result``: the
         add's full answer; ``results`` as mem0's platform lists them) / ``FAILED`` (``error``: why)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from memlane.core.config import MemoryConfig, ProviderSpec
+from memlane.embeddings import Embedder, create_embedder
 
 #: the model of new stores
 DEFAULT = ProviderSpec(provider="multilingual-e5-small")
@@ -49,3 +50,8 @@ def spec_for(config: MemoryConfig, recorded: Iterable[str | None] = ()) -> Provi
         if spec is not None:
             return spec
     return DEFAULT
+
+
+def create(config: MemoryConfig, recorded: Iterable[str | None] = ()) -> Embedder:
+    """The embedder of a store, made: the configured one, else the model it was filled with (``spec_for``)."""
+    return create_embedder(spec_for(config, recorded))

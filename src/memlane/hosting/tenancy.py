@@ -23,7 +23,7 @@ from typing import Any
 
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
-from memlane.embeddings import Embedder, create_embedder
+from memlane.embeddings import Embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.core.errors import FilterError, InvalidInputError
 from memlane.hosting.keys import tenant_name
@@ -74,8 +74,7 @@ class Tenants:
             self.postgres.resolved_dsn()  # a missing DSN is a configuration error now, not at the first request
         self._placement = None  # the tenant directory and the pools of the deployment's databases, opened on first use
         # one model for the deployment: the configured one, else the one its stores were filled with
-        self.embedder = embedder or create_embedder(
-            embedder_choice.spec_for(self.config, recorded_embedders(self.config, self.home)))
+        self.embedder = embedder or embedder_choice.create(self.config, recorded_embedders(self.config, self.home))
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
         #: the worker threads forming async adds of every tenant (``start_background``)

@@ -34,7 +34,7 @@ from starlette.routing import Route
 from memlane import __version__
 from memlane.core import config as config_mod
 from memlane.core.config import HOME_ENV, memlane_home
-from memlane.embeddings import Embedder, create_embedder
+from memlane.embeddings import Embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.store import recorded_embedders
 from memlane.hosting import local_server
@@ -160,7 +160,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     if tenants is None:
         if embedder is None:
             config = config_mod.load(settings.config)
-            embedder = create_embedder(embedder_choice.spec_for(config, recorded_embedders(config, settings.home)))
+            embedder = embedder_choice.create(config, recorded_embedders(config, settings.home))
         if settings.batch_embeddings:
             embedder = BatchingEmbedder(embedder)
         tenants = Tenants(settings.home, settings.config, embedder=embedder)
