@@ -26,7 +26,9 @@ from support.data import REPOSITORY
 EVENTS = frozenset({"open", "sqlite3.connect", "subprocess.Popen"})
 
 
-#: the temporary directory: what tests make there (pytest's tmp_path, tempfile) is not beside the repository
+#: the temporary directory: what tests make there (pytest's tmp_path, tempfile) is not beside the repository,
+#: even when it is inside the repository's parent (a clone in /work beside /work/tmp); a repository copied
+#: into it (.ci/standalone's /tmp/tmp.X/memlane) is watched as any other
 TEMPORARY = os.path.realpath(tempfile.gettempdir()) + os.sep
 
 
@@ -43,6 +45,8 @@ class Guard:
     def __init__(self) -> None:
         self.parent = _watched_directory()
         self.repository = str(REPOSITORY) + os.sep
+        self.inside = (self.repository,) if self.parent is None or self.parent.startswith(TEMPORARY) \
+            else (self.repository, TEMPORARY)  # paths that are not beside it
         self.test: str | None = None
         self.seen: list[str] = []
         if self.parent is not None:
@@ -58,7 +62,7 @@ class Guard:
         path = os.path.abspath(value)
         if not path.startswith(self.parent):  # type: ignore[arg-type]
             return None
-        if (path + os.sep).startswith((self.repository, TEMPORARY)):
+        if (path + os.sep).startswith(self.inside):
             return None
         if path[len(self.parent):].startswith("."):  # type: ignore[arg-type]
             return None  # a hidden directory beside it (a tool's cache), not a sibling project
