@@ -8,7 +8,8 @@ on torch (``embedder.config.runtime: torch``; ``--no-torch`` skips it), then wit
 started (and stopped at the end). Before them, one untimed ``add`` is the home's first use: it exports
 the model to ONNX (``first_use_s``) unless the model cache already holds the export. Reported: each
 command's median wall time in every mode and the ratios of that run (the machine is shared; ratios from
-one run are what compare).
+one run are what compare), its median CPU time (``*_cpu_s``: the command's own process, not the server's;
+close to the wall time a quiet machine shows) and the load average before and after.
 
 ``--baseline-src DIR`` (a ``src`` directory of another version, e.g. ``git archive <commit> src | tar
 -x -C /tmp/before``) measures ``--help``, the cold commands and the warm ones A/B: each repetition runs
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -46,13 +48,19 @@ COMMANDS = {
 HELP = ["--help"]
 
 
-def timed(home: Path, args: list[str], options: list[str] = (), src: Path = SRC) -> float:
-    """One ``memlane`` process running the code of ``src``; its wall time in seconds."""
+def timed(home: Path, args: list[str], options: list[str] = (), src: Path = SRC) -> tuple[float, float]:
+    """One ``memlane`` process running the code of ``src``: its wall time and its CPU time (user + system)
+    in seconds. On a busy machine the wall time grows with the load; the CPU time much less, and it is
+    about what the wall time is on a quiet one (the command runs on one core and waits for nothing but,
+    when warm, the server's answer)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(src), "COLUMNS": "80"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "memlane.cli", "--home", str(home), *options, *args], check=True,
                    capture_output=True, env=env)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def free_port() -> int:
@@ -62,17 +70,21 @@ def free_port() -> int:
 
 
 def run_all(home: Path, repeat: int, options: list[str] = (), commands: dict[str, list[str]] = COMMANDS,
-            sources: dict[str, Path] | None = None) -> dict[str, dict[str, float]]:
-    """Median seconds of each command for each version (``sources``: name -> src directory), the versions
-    alternating within every repetition (and which goes first alternating between repetitions)."""
+            sources: dict[str, Path] | None = None, cpu: dict | None = None) -> dict[str, dict[str, float]]:
+    """Median wall seconds of each command for each version (``sources``: name -> src directory), the
+    versions alternating within every repetition (and which goes first alternating between repetitions);
+    the median CPU seconds likewise into ``cpu`` when given."""
     sources = sources or {"current": SRC}
-    times: dict[str, dict[str, list[float]]] = {v: {c: [] for c in commands} for v in sources}
+    times: dict[str, dict[str, list[tuple[float, float]]]] = {v: {c: [] for c in commands} for v in sources}
     names = list(sources)
     for n in range(repeat):
         for name, args in commands.items():
             for version in (names if n % 2 == 0 else names[::-1]):
                 times[version][name].append(timed(home, args, options, sources[version]))
-    return {v: {c: round(statistics.median(t), 3) for c, t in per.items()} for v, per in times.items()}
+    if cpu is not None:
+        cpu.update({v: {c: round(statistics.median(t[1] for t in ts), 3) for c, ts in per.items()}
+                    for v, per in times.items()})
+    return {v: {c: round(statistics.median(t[0] for t in ts), 3) for c, ts in per.items()} for v, per in times.items()}
 
 
 def ratios(report: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -91,12 +103,15 @@ def main() -> None:
     sources = {"current": SRC}
     if options.baseline_src is not None:
         sources["baseline"] = options.baseline_src.resolve()
-    report: dict = {"repeat": options.repeat, "sources": {k: str(v) for k, v in sources.items()}}
+    report: dict = {"repeat": options.repeat, "sources": {k: str(v) for k, v in sources.items()},
+                    "load_avg_before": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        report["first_use_s"] = round(timed(home, COMMANDS["add"]), 3)
-        report["help_s"] = run_all(home, options.repeat, commands={"help": HELP}, sources=sources)
-        report["cold_s"] = run_all(home, options.repeat, sources=sources)
+        report["first_use_s"] = round(timed(home, COMMANDS["add"])[0], 3)
+        report["help_cpu_s"], report["cold_cpu_s"], report["warm_cpu_s"] = {}, {}, {}
+        report["help_s"] = run_all(home, options.repeat, commands={"help": HELP}, sources=sources,
+                                   cpu=report["help_cpu_s"])
+        report["cold_s"] = run_all(home, options.repeat, sources=sources, cpu=report["cold_cpu_s"])
         if not options.no_torch:
             torch_config = home / "torch.json"
             torch_config.write_text(json.dumps({"embedder": {"provider": "local", "config": {"runtime": "torch"}}}))
@@ -110,7 +125,7 @@ def main() -> None:
                 if server.poll() is not None:
                     raise SystemExit("memlane serve exited")
                 time.sleep(0.2)
-            report["warm_s"] = run_all(home, options.repeat, sources=sources)
+            report["warm_s"] = run_all(home, options.repeat, sources=sources, cpu=report["warm_cpu_s"])
         finally:
             server.terminate()
             server.wait(timeout=60)

@@ -35,7 +35,9 @@ def loaded(args: list[str], env: dict | None = None) -> set[str]:
 def test_help_loads_no_engine(args):
     modules = loaded(args)
     heavy = HEAVY if len(args) == 1 else tuple(m for m in HEAVY if m != "pydantic")  # typer itself coerces a
-    assert not {m for m in modules if m.split(".")[0] in heavy or m in heavy}         # command's options with it
+    loaded_heavy = sorted(m for m in modules if m.split(".")[0] in heavy or m in heavy)  # command's options with it
+    assert not loaded_heavy, (f"{args} loaded {loaded_heavy[:8]}: import them inside the commands that use them "
+                              "(for rich: cli.render.escape, cli.base.console / errors are made on first print)")
     assert "memlane.cli.memories" in modules  # the commands are all there, their bodies' imports are not
 
 
