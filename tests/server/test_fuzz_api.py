@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from memlane.hosting.keys import KeyStore
+from memlane.hosting.keys import open_key_store
 from support.server_fixtures import start
 
 EXAMPLES = int(os.environ.get("MEMLANE_FUZZ_EXAMPLES", "3"))
@@ -43,7 +43,7 @@ def fuzz_server(request, tmp_path_factory, embedder):
     home = tmp_path_factory.mktemp(f"fuzz-home-{request.param}")
     config = request.getfixturevalue("pg").config() if request.param == "postgres" else None
     server, _ = start(home, embedder, config=config, max_body_bytes=64 * 1024, mcp_user_id="fuzz-user")
-    keys = KeyStore(home / "keys.db")
+    keys = open_key_store(config, home)  # a PostgreSQL deployment keeps its keys in the database
     try:
         tokens = [keys.create(tenant, admin=(tenant == TENANTS[0]))[0] for tenant in TENANTS]
     finally:
