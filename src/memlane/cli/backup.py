@@ -28,12 +28,7 @@ def backup_command(file: Path = FileArg, as_json: bool = JsonOpt) -> None:
     the store is in use (SQLite: the online backup API; PostgreSQL: one consistent snapshot)."""
     from memlane.hosting.backup import backup
 
-    report = backup(file, config=_state["config"]).to_dict()
-    report.pop("columns", None)
-    if as_json:
-        _print_json(report)
-    else:
-        _summary("backed up to", report)
+    _report("backed up to", backup(file, config=_state["config"]).to_dict(), as_json)
 
 
 @command("restore")
@@ -41,9 +36,13 @@ def restore_command(file: Path = FileArg, as_json: bool = JsonOpt) -> None:
     """Restore a backup into an empty home (or empty PostgreSQL schema) of the backend it came from."""
     from memlane.hosting.backup import restore
 
-    report = restore(file, config=_state["config"]).to_dict()
+    _report("restored from", restore(file, config=_state["config"]).to_dict(), as_json)
+
+
+def _report(verb: str, report: dict, as_json: bool) -> None:
+    """A backup's or a restore's report, as JSON or as a summary (the column lists left out)."""
     report.pop("columns", None)
     if as_json:
         _print_json(report)
     else:
-        _summary("restored from", report)
+        _summary(verb, report)
