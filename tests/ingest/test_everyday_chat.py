@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from memlane.core import filters as flt
-from memlane.core.models import Message
+from memlane.core.models import MemoryRecord, Message
 from memlane.embeddings import memory_text
 from memlane.ingest import endings, offline_reconcile
 from memlane.ingest.offline_extract import SMALL_TALK, extract, skip_reason
+from memlane.ingest.types import Candidates, Fact
 
 
 def _statements(text: str) -> list[str]:
@@ -144,6 +145,29 @@ def test_a_refinement_updates_what_it_refines():
     facts = extract([Message(role="user", content="Specifically, I buy S&P 500 index ETFs every month.")],
                     agent_facts=False)
     assert [(f.text, f.refines) for f in facts] == [("User buys S&P 500 index ETFs every month", True)]
+
+
+ANNOUNCED_THEN_STATED = [  # (facts of one message, the memory): the fact with the new value updates it
+    (["使用者換工作了", "使用者現在在台中的一家銀行上班"], "使用者在新竹的科技公司上班"),
+    (["用户换工作了", "用户现在在台中的一家银行上班"], "用户在新竹的科技公司上班"),
+    (["User changed jobs", "User now works at a bank in Taichung"], "User works at a tech company in Hsinchu"),
+]
+
+
+@pytest.mark.parametrize("similarity", [(0.9, 0.6), (0.6, 0.9)])  # whichever of the two the model puts nearer
+@pytest.mark.parametrize("facts, known", ANNOUNCED_THEN_STATED)
+def test_an_announced_change_leaves_the_memory_to_the_fact_that_states_it(facts, known, similarity):
+    memory = MemoryRecord(id="m2", text=known, hash="", created_at="", updated_at="")
+    decisions = offline_reconcile.reconcile([Fact(text) for text in facts],
+                                            Candidates([memory], np.array([[s] for s in similarity], np.float32)))
+    assert [(d.event, d.target, d.text) for d in decisions] == [("UPDATE", "m2", facts[1])]
+
+
+def test_an_announcement_alone_still_changes_the_memory():
+    memory = MemoryRecord(id="m2", text="用户在新竹的科技公司上班", hash="", created_at="", updated_at="")
+    decisions = offline_reconcile.reconcile([Fact("用户换工作了"), Fact("用户报名了东京马拉松")],
+                                            Candidates([memory], np.array([[0.8], [0.1]], np.float32)))
+    assert [(d.event, d.target) for d in decisions] == [("UPDATE", "m2"), ("ADD", None)]
 
 
 @pytest.fixture

@@ -19,7 +19,10 @@ Chinese characters), helped by the embedding similarity:
   refinement ("Specifically, …", 具体来说…) and shares a specific term with the memory;
 - otherwise **ADD**. A request to forget deletes the memories it is about.
 
-Each memory is claimed by at most one fact per call.
+Each memory is claimed by at most one fact per call. A fact that only announces a change ("I changed
+jobs", 我换工作了) leaves the memory to a later fact of the same call that states the new value
+("now I work at a bank", 现在在银行上班): that one updates the memory (its history records the
+change), and the announcement is not added beside it.
 """
 
 from __future__ import annotations
@@ -147,6 +150,23 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     return None
 
 
+_CHANGE_TERMS = frozenset().union(*(language.terms(word) for word in lexicon.CHANGE_EN + lexicon.CHANGE_ZH))
+
+
+def announces_only(fact: str, memory: str) -> bool:
+    """The fact says that something changed but not what it is now: its terms beyond the memory's are
+    change markers ("changed", 换) or generic."""
+    return not (language.terms(fact) - language.terms(memory) - lexicon.GENERIC - _CHANGE_TERMS)
+
+
+def _stated_later(facts: list[Fact], i: int, memory: str, similarity: list[float]) -> bool:
+    """Whether fact ``i`` only announces a change of ``memory`` that a later fact of the call states."""
+    return announces_only(facts[i].text, memory) and any(
+        facts[k].kind != "forget" and speakers.may_reconcile(facts[k].actor_id, facts[i].actor_id)
+        and relation(facts[k].text, memory, similarity[k]) == "replace" and not announces_only(facts[k].text, memory)
+        for k in range(i + 1, len(facts)))
+
+
 def _about(topic: str, memory: str) -> bool:
     """Does a request to forget ``topic`` concern ``memory``?"""
     wanted = language.terms(language.without(topic, _FORGET_WORDS))
@@ -175,6 +195,9 @@ def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
             kind = relation(fact.text, memory.text, float(candidates.similarity[i, j]), refines=fact.refines)
             if kind is None:
                 continue
+            if kind == "replace" and _stated_later(
+                    facts, i, memory.text, [float(candidates.similarity[k, j]) for k in range(len(facts))]):
+                break  # no decision of its own: the later fact's UPDATE records the change
             claimed.add(memory.id)
             if kind == "duplicate":
                 decisions.append(Decision("NONE", text=fact.text, target=memory.id, fact=i, reason="already known"))
