@@ -78,6 +78,18 @@ def test_roles_and_token_outputs(e5_embedder, plain):
 
 
 @pytest.mark.model
+def test_a_search_is_embedded_with_int8_activations_and_stored_texts_as_configured(plain):
+    from memlane.embeddings.e5 import E5Embedder, E5EmbedderConfig
+
+    exact = E5Embedder(E5EmbedderConfig(centre=False, query_compute="float"))
+    assert exact.name == plain.name  # queries are never stored: how they are computed is not in the name
+    np.testing.assert_allclose(exact.embed(TEXTS, "document"), plain.embed(TEXTS, "document"), atol=1e-6)
+    fast, slow = plain.embed(TEXTS, "query"), exact.embed(TEXTS, "query")
+    cosines = (fast * slow).sum(axis=1)
+    assert cosines.min() > 0.999 and not np.allclose(fast, slow, atol=1e-6), cosines
+
+
+@pytest.mark.model
 def test_long_texts_are_cut_at_512_tokens(e5_embedder):
     out = e5_embedder.token_outputs(["word " * 2000])[0]
     assert len(out.ids) == 512 - 2  # the role's two tokens are left out of the outputs

@@ -4,12 +4,14 @@ the block gives the object itself, and leaving it calls ``close()`` (awaited by 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Self
 
 
-class Closing:
+class Closing(ABC):
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Release what the object holds."""
 
     def __enter__(self) -> Self:
         return self
@@ -18,9 +20,10 @@ class Closing:
         self.close()
 
 
-class AsyncClosing:
+class AsyncClosing(ABC):
+    @abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """Release what the object holds."""
 
     async def __aenter__(self) -> Self:
         return self

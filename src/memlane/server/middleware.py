@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import uuid
+from abc import ABC, abstractmethod
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -52,7 +53,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-class HttpMiddleware:
+class HttpMiddleware(ABC):
     """A middleware of HTTP requests: other scopes (lifespan, websocket) and the requests ``passes``
     names go through untouched; the rest to ``handle``."""
 
@@ -68,8 +69,9 @@ class HttpMiddleware:
     def passes(self, scope: Scope) -> bool:
         return False
 
+    @abstractmethod
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raise NotImplementedError
+        """Answer the request, or pass it on to ``self.app``."""
 
 
 class RequestContext(HttpMiddleware):
