@@ -101,15 +101,13 @@ def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
         raise ToolFailure(f"{exc}; check the id (search_memories or list_memories show ids)") from None
     except EventNotFoundError as exc:
         raise ToolFailure(f"{exc}; add_memory with async_mode answers with the event_id") from None
-    except MaintenanceBusyError as exc:
+    except (MaintenanceBusyError, AddInProgress) as exc:  # their messages say what to do (wait, retry)
         raise ToolFailure(str(exc)) from None
     except ScopeError as exc:
         flag = caller.default_user_flag if caller is not None else Caller.default_user_flag
         raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
     except InvalidInputError as exc:
         raise ToolFailure(f"invalid {exc.field or 'argument'}: {exc}") from None
-    except AddInProgress as exc:
-        raise ToolFailure(str(exc)) from None
     except MemlaneError as exc:
         log.exception("memlane failed in a tool call")
         raise ToolFailure(f"memlane failed: {type(exc).__name__}: {exc}") from None
