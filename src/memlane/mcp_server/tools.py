@@ -1,5 +1,8 @@
 """What the MCP tools do, as plain functions over a ``Memory`` (testable without MCP).
 
+Each tool is declared here once: its parameters after ``caller`` (types, defaults, descriptions) and its
+docstring are the MCP tool's input schema and description, which ``server.py`` registers as they stand.
+
 Every tool calls the same ``Memory`` method the SDK offers; this module only
 adds what an agent-facing face needs:
 
@@ -27,12 +30,15 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import Field
 
 from memlane.core import filters as flt
 from memlane.core import validation
 from memlane.core.errors import (AddInProgress, EventNotFoundError, FilterError, InvalidInputError,
                                  MaintenanceBusyError, MemlaneError, MemoryNotFoundError, ScopeError)
+from memlane.core.models import MEMORY_TYPES
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
 from memlane.hosting.tenancy import widens_scope
@@ -58,6 +64,30 @@ class Caller:
     default_user_id: str | None = None
     #: how whoever runs this server sets the default user (named in the error of a call without a scope)
     default_user_flag: str = "memlane mcp --user-id NAME"
+
+
+# -- arguments, as the tools' schemas describe them to an agent ---------------------------------
+
+UserId = Annotated[Optional[str], Field(description="the user the memories belong to (default: the server's user)")]
+AgentId = Annotated[Optional[str], Field(description="the agent the memories belong to")]
+RunId = Annotated[Optional[str], Field(description="the run / session the memories belong to")]
+Filters = Annotated[Optional[dict[str, Any]], Field(
+    description='memlane filter: {"category": "food"}, {"level": {"gte": 3}}, {"OR": [...]}, '
+                '{"NOT": [...]}, {"created_at": {"gte": "2026-01-01"}}; scope keys (user_id, ...) may go here too')]
+MemoryId = Annotated[str, Field(description="the memory's id (from search_memories or list_memories)",
+                                min_length=1, max_length=256)]
+# any JSON value: seed 001's rule (validation.lenient_limit) decides, not pydantic (which would read "7" as 7)
+Limit = Annotated[Any, Field(
+    description="how many to return, a positive integer; anything else (\"7\", 2.0, null) falls back to the "
+                "default with a warning")]
+Message = Annotated[dict[str, Any], Field(description='{"role": "user" | "assistant" | "system" | "tool", '
+                                                      '"content": "...", "name"?: "...", "created_at"?: when it was '
+                                                      'said (Unix seconds or ISO-8601)}')]
+Conversation = Annotated[Optional[Union[str, list[Message]]], Field(
+    description="the conversation so far: a list of messages, oldest first (or one string, a user message); "
+                "empty or missing: no search")]
+DryRun = Annotated[bool, Field(description="return the plan without changing anything")]
+SystemPrompt = Annotated[Optional[str], Field(description="the agent's system prompt, if any")]
 
 
 # -- argument handling ---------------------------------------------------------
@@ -165,13 +195,38 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000.0, 3)
 
 
-# -- tools -----------------------------------------------------------------------
+# -- tools (each one's signature after ``caller`` and docstring: the MCP tool's schema and description) --------
 
 
-def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-               metadata: Mapping[str, Any] | None = None, infer: bool = True,
-               memory_type: str | None = None, expiration_date: str | None = None,
-               timestamp: Any = None, async_mode: bool = False, idempotency_key: str | None = None) -> dict[str, Any]:
+def add_memory(
+    caller: Caller,
+    messages: Annotated[Union[str, list[Message]], Field(
+        description="what to remember: the user's message as text, or a conversation as a list of messages")],
+    *,
+    user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None,
+    metadata: Annotated[Optional[dict[str, Any]], Field(description="JSON object stored with the memories")] = None,
+    infer: Annotated[bool, Field(description="true: extract and reconcile facts (ADD / UPDATE / DELETE); "
+                                             "false: store each message verbatim")] = True,
+    memory_type: Annotated[Optional[Literal[MEMORY_TYPES]], Field(  # type: ignore[valid-type]
+        description="fact, preference, event, profile or procedural (procedural needs agent_id)")] = None,
+    expiration_date: Annotated[Optional[str], Field(
+        description="ISO-8601 date or datetime in the future: the memories added expire then")] = None,
+    timestamp: Annotated[Optional[Union[int, float, str]], Field(
+        description="when the conversation was said: Unix seconds or ISO-8601, not in the future (default: now); "
+                    "a message may carry its own created_at")] = None,
+    idempotency_key: Annotated[Optional[str], Field(
+        description="a unique key for this add (e.g. a UUID): calling again with it returns the first "
+                    "call's result instead of storing anything twice")] = None,
+    async_mode: Annotated[bool, Field(
+        description="answer at once (status PENDING, an event_id for get_event) and form the memories in "
+                    "the background; what was sent is searchable at once")] = False,
+) -> dict[str, Any]:
+    """Remember a conversation: extract lasting facts and reconcile them with what is already known
+    (new facts are added, changed ones updated, contradicted ones invalidated). The messages are also
+    kept verbatim. Returns the changes made (results: id, memory, event), the facts extracted, each
+    message that stored nothing with why (skipped: message_id, reason) and a one-line summary (message).
+    A note that states nothing to remember is reported, never stored silently: pass infer=false to
+    keep it exactly as written."""
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     outcome = run(lambda: caller.memory.add(messages, metadata=metadata, infer=infer, memory_type=memory_type,
                                             expiration_date=expiration_date, timestamp=timestamp,
@@ -180,7 +235,10 @@ def add_memory(caller: Caller, messages: Any, *, user_id: Any = None, agent_id: 
     return outcome
 
 
-def get_event(caller: Caller, event_id: Any) -> dict[str, Any]:
+def get_event(caller: Caller, event_id: Annotated[str, Field(
+        description="the event_id add_memory answered with (async_mode)")]) -> dict[str, Any]:
+    """The outcome of an add_memory made with async_mode: status PENDING, RUNNING, SUCCEEDED (result:
+    what add_memory would have answered) or FAILED (error: why; the messages stay kept)."""
     return run(lambda: caller.memory.event(event_id), caller)
 
 
@@ -204,11 +262,27 @@ def add_summary(outcome: Mapping[str, Any]) -> str:
             + ". To keep a note exactly as written, call add_memory with infer=false.")
 
 
-def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-                    filters: Mapping[str, Any] | None = None, limit: Any = DEFAULT_SEARCH_LIMIT,
-                    threshold: float | None = None, keyword_search: bool | None = None, rerank: bool | None = None,
-                    filter_memories: bool | None = None) -> dict[str, Any]:
-    """``Memory.search`` with its optional stages; the result's ``metadata`` says what ran (see module docstring)."""
+def search_memories(
+    caller: Caller,
+    query: Annotated[str, Field(description="what to look for, in natural language")],
+    *,
+    user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None, filters: Filters = None,
+    limit: Limit = DEFAULT_SEARCH_LIMIT,
+    threshold: Annotated[Optional[float], Field(
+        description="minimum similarity score (cosine, -1..1; 0.2-0.3 keeps only related memories)")] = None,
+    keyword_search: Annotated[Optional[bool], Field(
+        description="also rank by matching keywords (BM25 fused with meaning); default from the server config")] = None,
+    rerank: Annotated[Optional[bool], Field(
+        description="re-order the top candidates with the configured reranker")] = None,
+    filter_memories: Annotated[Optional[bool], Field(
+        description="drop results that do not answer the query")] = None,
+) -> dict[str, Any]:
+    """Find the memories most related to a query, best first, each with a score.
+    The result's metadata says which retrieval stages were requested, ran and failed (stages_failed:
+    the search went on without them), whether the advanced search fell back to a standard one
+    (fallback_used, original_error), warnings and timings in ms. If even the standard search fails,
+    the answer is {"memories": [], "status": "error", "message": ...} with metadata.fallback_failed."""
+    # ``Memory.search`` with its optional stages; the result's ``metadata`` says what ran (see module docstring)
     started = time.perf_counter()
     if not isinstance(query, str) or not query.strip():
         raise ToolFailure("query must be a non-empty string")
@@ -230,8 +304,6 @@ def search_memories(caller: Caller, query: Any, *, user_id: Any = None, agent_id
     if isinstance(found, Mapping) and "relations" in found:  # graph memory is on
         answer["relations"] = found["relations"]
     return answer
-
-
 def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[str, Any]:
     """The engine's search metadata (seed 001's terms, ``Trace.to_dict``) in the tool's report: stages
     requested, run and failed (by flag name), ``advanced_retrieval``, ``fallback_used`` and
@@ -267,16 +339,24 @@ def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[
     return report
 
 
-def get_memory(caller: Caller, memory_id: str) -> dict[str, Any]:
+
+def get_memory(caller: Caller, memory_id: MemoryId) -> dict[str, Any]:
+    """One memory by id: its text, scope, metadata and timestamps."""
     item = run(lambda: caller.memory.get(memory_id))
     if item is None:
         raise ToolFailure(f"no memory with id {memory_id!r}; check the id (search_memories or list_memories show ids)")
     return item
 
 
-def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-                  filters: Mapping[str, Any] | None = None, limit: Any = DEFAULT_LIST_LIMIT,
-                  include_invalid: bool = False) -> dict[str, Any]:
+def list_memories(
+    caller: Caller,
+    *,
+    user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None, filters: Filters = None,
+    limit: Limit = DEFAULT_LIST_LIMIT,
+    include_invalid: Annotated[bool, Field(description="also list memories that were invalidated "
+                                                       "(contradicted or retracted)")] = False,
+) -> dict[str, Any]:
+    """Every memory of a scope, newest first (optionally filtered by metadata or fields)."""
     warnings: list[str] = []
     limit = coerce_limit(limit, DEFAULT_LIST_LIMIT, caller.memory.limits.max_results, warnings)
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
@@ -290,22 +370,32 @@ def list_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, 
     return answer
 
 
-def update_memory(caller: Caller, memory_id: str, *, text: str | None = None,
-                  metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def update_memory(
+    caller: Caller,
+    memory_id: MemoryId,
+    *,
+    text: Annotated[Optional[str], Field(description="the new text of the memory")] = None,
+    metadata: Annotated[Optional[dict[str, Any]], Field(description="new metadata (replaces the old)")] = None,
+) -> dict[str, Any]:
+    """Change a memory's text and/or metadata. The old text stays in its history. Returns the memory."""
     return run(lambda: caller.memory.update(memory_id, text=text, metadata=metadata))
 
 
-def delete_memory(caller: Caller, memory_id: str) -> dict[str, Any]:
+def delete_memory(caller: Caller, memory_id: MemoryId) -> dict[str, Any]:
+    """Delete one memory (its history is kept)."""
     return run(lambda: caller.memory.delete(memory_id))
 
 
-def delete_all_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-                        filters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def delete_all_memories(caller: Caller, *, user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None,
+                        filters: Filters = None) -> dict[str, Any]:
+    """Delete every memory of a scope (the server's default user when no scope is given), or only
+    those matching filters. History is kept. Returns how many were deleted."""
     scope = scope_of(caller, user_id, agent_id, run_id, filters)
     return run(lambda: caller.memory.delete_all(filters=filters, **scope), caller)
 
 
-def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
+def memory_history(caller: Caller, memory_id: MemoryId) -> dict[str, Any]:
+    """Every change of a memory, oldest first: ADD, UPDATE (old and new text), DELETE."""
     events = run(lambda: caller.memory.history(memory_id))
     if not events:
         raise ToolFailure(f"no memory with id {memory_id!r} has any history")
@@ -318,20 +408,44 @@ def memory_history(caller: Caller, memory_id: str) -> dict[str, Any]:
 DEFAULT_CONTEXT_RESULTS = 10
 
 
-def should_search_memory(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
-                         explain: bool = False, user_id: Any = None, agent_id: Any = None) -> dict[str, Any]:
-    """``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal;
-    with a scope (``user_id``, ``agent_id``) what it holds is weighed too (none named: the words alone)."""
+def should_search_memory(
+    caller: Caller,
+    conversation: Conversation = None,
+    *,
+    system_prompt: SystemPrompt = "",
+    explain: Annotated[bool, Field(description="also return the score of each signal")] = False,
+    user_id: UserId = None, agent_id: AgentId = None,
+) -> dict[str, Any]:
+    """Whether the next reply needs long-term memory, from the conversation's recent user turns:
+    memory words (remember, last time, 记得, 上次), questions, relationship pronouns (my, our, 我的,
+    我们), references to earlier turns, requests to choose for the user (recommend, 推荐); never for
+    small talk. With user_id / agent_id it also weighs what that scope holds (no memories: no
+    search). Ask it before search_memory_with_context."""
+    # ``Memory.should_search_memory``: ``{"should_search"}``, with ``explain`` the score of each signal; with a
+    # scope (``user_id``, ``agent_id``) what it holds is weighed too (none named: the words alone)
     decision = run(lambda: caller.memory.should_search_memory(conversation, system_prompt or "", explain=True,
                                                               user_id=user_id, agent_id=agent_id))
     return decision.model_dump() if explain is True else {"should_search": decision.should_search}
 
 
-def search_memory_with_context(caller: Caller, conversation: Any = None, *, system_prompt: str | None = "",
-                               user_id: Any = None, agent_id: Any = None,
-                               max_results: Any = DEFAULT_CONTEXT_RESULTS) -> dict[str, Any]:
-    """``Memory.search_memory_with_context``; the server's default user when the call names neither
-    a user nor an agent (without one: every memory of the store, for an admin caller)."""
+def search_memory_with_context(
+    caller: Caller,
+    conversation: Conversation = None,
+    *,
+    system_prompt: SystemPrompt = "",
+    user_id: Annotated[Any, Field(description="the user (default: the server's user); an invalid id is "
+                                              "ignored; with no user or agent: every memory")] = None,
+    agent_id: Annotated[Optional[str], Field(
+        description="the agent; without user_id: its own memories and those of every user recorded with it")] = None,
+    max_results: Annotated[Any, Field(description="matches per category, a positive integer (default 10; "
+                                                  "anything else: 10 with a warning)")] = DEFAULT_CONTEXT_RESULTS,
+) -> dict[str, Any]:
+    """The memories a whole conversation calls for: terms from the conversation (later turns first) and the
+    meaning of its recent turns, so paraphrases are found. Returns search_terms and matches grouped as
+    agent_profile_matches, agent_event_matches, user_profile_matches, user_event_matches (each with
+    content, match_score, matched_terms), and total_matches."""
+    # ``Memory.search_memory_with_context``; the server's default user when the call names neither a user nor an
+    # agent (without one: every memory of the store, for an admin caller)
     warnings: list[str] = []
     max_results = coerce_limit(max_results, DEFAULT_CONTEXT_RESULTS, caller.memory.limits.max_results, warnings,
                                "max_results")
@@ -355,10 +469,23 @@ TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "lis
 # -- document collections --------------------------------------------------------
 
 
-def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all", top_k: Any = 3,
-                     query_filter: Mapping[str, Any] | None = None, keyword_search: Any = None) -> dict[str, Any]:
-    """``Documents.search`` of the caller's store: pages by late-interaction (MaxSim) similarity, fused
-    with BM25 over their text when ``keyword_search``."""
+def search_documents(
+    caller: Caller,
+    query: Annotated[str, Field(description="what to look for in the document collections")],
+    *,
+    collection_name: Annotated[str, Field(description="a collection's name, or 'all' for every one")] = "all",
+    top_k: Limit = 3,
+    query_filter: Annotated[Optional[dict[str, Any]], Field(
+        description='metadata lookup: {"on": "document" | "collection", "key": "year", "value": 2024, '
+                    '"lookup": "key_lookup" | "contains" | "contained_by" | "has_key" | "has_keys" | '
+                    '"has_any_keys"}')] = None,
+    keyword_search: Annotated[Optional[bool], Field(
+        description="also match the query's words in the pages' text (BM25 fused with MaxSim): "
+                    "names, codes, rare terms")] = None,
+) -> dict[str, Any]:
+    """Find the document pages most related to a query (late-interaction MaxSim), best first, with
+    their text, page number, document and collection, raw_score and normalized_score (0..1); with
+    keyword_search also keyword_score and the hybrid_score they are ranked by."""
     from memlane.documents import Documents
     from memlane.documents.errors import DocumentsNotFoundError
 
@@ -384,16 +511,32 @@ def search_documents(caller: Caller, query: Any, *, collection_name: Any = "all"
 # -- maintenance (seed 002; docs/maintenance.md) -----------------------------------------------
 
 
-def cleanup_old_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-                         keep_latest: Any = 1000, dry_run: Any = False) -> dict[str, Any]:
-    """``Memory.cleanup_old_memories`` of the scope (the server's default user when none is named)."""
+def cleanup_old_memories(
+    caller: Caller,
+    *,
+    user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None,
+    keep_latest: Annotated[int, Field(strict=True, ge=0, description="how many of the newest memories to keep")
+                           ] = 1000,
+    dry_run: DryRun = False,
+) -> dict[str, Any]:
+    """Keep the newest keep_latest valid memories of a scope and invalidate the older ones (their
+    text stays in history; list_memories with include_invalid shows them). Returns each memory
+    invalidated (results) and how many were kept."""
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     return run(lambda: caller.memory.cleanup_old_memories(keep_latest=keep_latest, dry_run=dry_run, **scope), caller)
 
 
-def merge_similar_memories(caller: Caller, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None,
-                           threshold: Any = 0.95, dry_run: Any = False) -> dict[str, Any]:
-    """``Memory.merge_similar_memories`` of the scope (the server's default user when none is named)."""
+def merge_similar_memories(
+    caller: Caller,
+    *,
+    user_id: UserId = None, agent_id: AgentId = None, run_id: RunId = None,
+    threshold: Annotated[float, Field(strict=True, gt=0, le=1, description=(
+        "cosine similarity at which two memories are the same (0.95: near-duplicates only)"))] = 0.95,
+    dry_run: DryRun = False,
+) -> dict[str, Any]:
+    """Merge a scope's near-duplicate memories: each group becomes its oldest memory with one text
+    (the more specific one, or the configured LLM's merge); the others are invalidated and their
+    texts kept in history. Memories that contradict each other are never merged (kept_apart).
+    Returns each merge (results: id, memory, previous_memory, merged), kept_apart and failed."""
     scope = scope_of(caller, user_id, agent_id, run_id, None)
     return run(lambda: caller.memory.merge_similar_memories(threshold=threshold, dry_run=dry_run, **scope), caller)
-
