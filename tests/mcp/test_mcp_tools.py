@@ -188,3 +188,29 @@ def test_a_lone_surrogate_is_a_tool_failure_and_stores_nothing(caller, call):
     with pytest.raises(ToolFailure, match="surrogate"):
         call(caller)
     assert caller.memory.get_all(user_id="alice")["results"] == before
+
+
+# -- each tool declared once -------------------------------------------------------
+
+
+def test_the_server_lists_each_tool_as_its_function_in_tools_declares_it():
+    """``server.py`` registers ``tools.py``'s functions as they stand: the schema has each parameter after
+    ``caller`` in order (``caller`` and the SDK's ``ctx`` are not arguments), described, required when it has
+    no default; the description is the function's docstring."""
+    import asyncio
+    import inspect
+
+    from memlane.mcp_server.server import TOOLS, build_server
+
+    listed = {t.name: t for t in asyncio.run(build_server(lambda ctx: None).list_tools())}
+    assert list(listed) == [tool.__name__ for tool, _ in TOOLS]
+    assert set(listed) == set(tools.TOOL_NAMES)
+    for name, tool in listed.items():
+        declared = getattr(tools, name)
+        parameters = list(inspect.signature(declared).parameters.values())[1:]
+        properties = tool.input_schema["properties"]
+        assert list(properties) == [p.name for p in parameters]
+        assert tool.input_schema.get("required", []) == [p.name for p in parameters if p.default is p.empty]
+        assert all(p.get("description") for p in properties.values()), name
+        assert tool.description == inspect.cleandoc(declared.__doc__)
+        assert tool.output_schema is not None  # -> dict[str, Any]: structured content, as before
