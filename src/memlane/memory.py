@@ -260,19 +260,18 @@ class Memory(FormsInBackground, Closing):
         """Memories in the scope by relevance to ``query``, best first: at most ``limit`` (default 100;
         ``top_k`` is mem0's name for it, give one of them).
 
-        ``score`` is the cosine similarity of query and memory, in [-1, 1]
-        (in practice 0 to 1 for the default model); ``threshold`` keeps results
-        with cosine >= threshold. Validity works as in ``get_all`` (ranking uses
-        each memory's current text).
+        ``score`` is in [0, 1]: the similarity of query and memory on memlane's common scale, never
+        below the score of a result ranked under it; ``threshold`` keeps results scoring at least
+        that. Validity works as in ``get_all`` (ranking uses each memory's current text).
 
-        ``keyword_search`` fuses BM25 keyword scores with vector scores,
-        ``rerank`` reorders the top candidates with the configured reranker,
-        ``filter_memories`` drops results that do not answer the query (defaults
-        from ``retrieval`` config). Hybrid ranking also weighs a memory's place
-        in time: dates the query names, and time-neighbours of strong
-        candidates (``retrieval.date_weight``, ``neighbour_weight``).
-        With any flag, ``score`` is the final ranking score, each result has
-        ``scores`` (vector, keyword, rerank), and the response has ``metadata``
+        ``keyword_search`` fuses keyword scores (a memory's share of the query's words) with vector
+        scores (on by default: ``retrieval.keyword_search``), ``rerank`` reorders the top candidates
+        with the configured reranker, ``filter_memories`` drops results that do not answer the query
+        (defaults from ``retrieval`` config). Hybrid ranking also weighs a memory's place in time:
+        dates the query names, and time-neighbours of strong candidates (``retrieval.date_weight``,
+        ``neighbour_weight``). A search that asks for no stage (no flag, none in the configuration
+        written) answers with ``results`` only and raises when the store fails, as a plain search.
+        With a flag given, each result has ``scores`` (vector, keyword, rerank), and the response has ``metadata``
         (seed 001): ``advanced_retrieval``, ``stages_requested``, ``stages_failed``
         (a stage that failed and was skipped), ``fallback_used`` and
         ``original_error`` (the advanced search failed and a standard search
@@ -284,13 +283,14 @@ class Memory(FormsInBackground, Closing):
         limit = arguments.limit(limit, top_k, self.limits)
         threshold = validation.threshold(threshold)
         flags = self.searcher.flags(keyword_search, rerank, filter_memories)
+        requested = self.searcher.asked(keyword_search, rerank, filter_memories)
         where = arguments.read_filter(user_id, agent_id, run_id, filters, include_invalid, as_of)
         if self.graph is not None:  # the vector search and the graph lookup run at the same time
             return self.graph.search_beside(
-                lambda: self.searcher.search(query, where, flags, limit, threshold, as_of), query,
-                self.embeddings.query(query), scope.scope_ids(user_id, agent_id, run_id), filters,
+                lambda: self.searcher.search(query, where, flags, limit, threshold, as_of, requested=requested),
+                query, self.embeddings.query(query), scope.scope_ids(user_id, agent_id, run_id), filters,
                 include_invalid=include_invalid, as_of=as_of)
-        return self.searcher.search(query, where, flags, limit, threshold, as_of)
+        return self.searcher.search(query, where, flags, limit, threshold, as_of, requested=requested)
 
     def search_is_quick(self, query: str, *, keyword_search: bool | None = None, rerank: bool | None = None,
                         filter_memories: bool | None = None) -> bool:

@@ -110,6 +110,15 @@ def test_requested_stages_run_in_the_engine_and_are_reported(caller):
     assert plain["metadata"]["fallback_used"] is False and "scores" not in plain["results"][0]
 
 
+def test_a_search_without_flags_is_hybrid_and_says_so(caller):
+    found = tools.search_memories(caller, "what instrument do I play?", limit=2)
+    meta = found["metadata"]
+    assert meta["stages_requested"] == [] and meta["advanced_retrieval"] is False
+    assert meta["stages_run"] == ["semantic_search", "keyword_search"] and meta["stages_failed"] == {}
+    assert set(meta["timings_ms"]) == {"semantic_search", "keyword_search", "total"}
+    assert found["results"][0]["memory"] == "I play the cello on Sundays" and "scores" not in found["results"][0]
+
+
 def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypatch):
     plain = tools.search_memories(caller, "what instrument do I play?", limit=3)
 
@@ -121,7 +130,7 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
     meta = found["metadata"]
     assert meta["stages_failed"] == {"rerank": "TypeError: 'str' object has no attribute 'get'"}
     assert "original_error" not in meta and meta["fallback_used"] is False and meta["advanced_retrieval"] is True
-    assert meta["stages_run"] == ["semantic_search", "filter_memories"]
+    assert meta["stages_run"] == ["semantic_search", "keyword_search", "filter_memories"]  # hybrid by default
     assert any("rerank failed" in w for w in meta["warnings"])
     assert found["results"][0]["id"] == plain["results"][0]["id"]  # the best result it had
 

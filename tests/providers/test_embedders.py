@@ -165,7 +165,7 @@ def test_openai_batches_keep_input_order_when_the_server_shuffles(tmp_path, open
         local = unit(embedder.embed(texts, "document"))
         for query in ("which locker is mine?", "Note 5"):
             q = unit(embedder.embed([query], "document"))[0]
-            scores = {r["memory"]: r["score"] for r in m.search(query, user_id="u", limit=300)["results"]}
+            scores = {r["memory"]: r["score"] for r in m.search(query, user_id="u", limit=300, keyword_search=False)["results"]}
             assert len(scores) == 300
             np.testing.assert_allclose([scores[t] for t in texts], local @ q, atol=1e-4)
 

@@ -1,6 +1,12 @@
-"""The two search paths of the SQLite store agree, and the wide one finds rare matches."""
+"""The two search paths of the SQLite store agree, and the wide one finds rare matches; the default
+search is hybrid and answers as a plain search does."""
 
+import pytest
+
+from memlane import Memory
 from memlane.core.models import NewMemory
+
+from conftest import sqlite_config
 
 
 def test_broad_search_widens_until_the_filter_is_satisfied(memory):
@@ -33,11 +39,58 @@ def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory
     memory.insert([NewMemory(text="I keep bees on my roof", user_id="u")])
     assert not memory.search_is_quick("who keeps bees?")  # the query vector is not cached yet
     memory.search("who keeps bees?", user_id="u")
+    assert not memory.search_is_quick("who keeps bees?")  # the default search is hybrid: it reads the keyword index
+    assert memory.search_is_quick("who keeps bees?", keyword_search=False)
+    assert not memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=True)
+    assert not memory.search_is_quick("who keeps bees?", keyword_search=False, filter_memories=True)
+    assert memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=False, filter_memories=False)
+    memory.config.retrieval.keyword_search = False  # vector-only by configuration: the default is quick again
     assert memory.search_is_quick("who keeps bees?")
     assert not memory.search_is_quick("who keeps bees?", keyword_search=True)
-    assert not memory.search_is_quick("who keeps bees?", rerank=True)
-    assert not memory.search_is_quick("who keeps bees?", filter_memories=True)
-    assert memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=False, filter_memories=False)
-    memory.config.retrieval.keyword_search = True  # a configured default counts like a flag
-    assert not memory.search_is_quick("who keeps bees?")
-    assert memory.search_is_quick("who keeps bees?", keyword_search=False)
+
+
+ORDERS = ["The order status page shows every order status", "Check the order status of a delayed order",
+          "Order status emails arrive daily", "An order status question for support",
+          "Parcel XJ-9000 waits at the Leeds depot"]
+QUESTION = "order status of XJ-9000"
+
+
+def test_a_search_without_flags_is_hybrid_and_answers_as_a_plain_search(tmp_path, hashing_embedder):
+    with Memory(sqlite_config(tmp_path / "m.db"), embedder=hashing_embedder) as memory:
+        memory.add(ORDERS, user_id="u", infer=False)
+        default = memory.search(QUESTION, user_id="u", limit=5)
+        hybrid = memory.search(QUESTION, user_id="u", limit=5, keyword_search=True)
+        vector = memory.search(QUESTION, user_id="u", limit=5, keyword_search=False)
+    assert [r["id"] for r in default["results"]] == [r["id"] for r in hybrid["results"]]
+    assert default["results"][0]["memory"] == ORDERS[-1]  # its rare words lift it
+    assert vector["results"][-1]["memory"] == ORDERS[-1]  # by meaning alone it is last
+    assert set(default) == {"results"} and "scores" not in default["results"][0]  # mem0's shape, as a plain search
+    assert "metadata" in hybrid and "scores" in hybrid["results"][0]  # a flag given: advanced retrieval
+
+
+def test_a_written_setting_asks_as_a_flag_does(tmp_path, hashing_embedder):
+    config = {**sqlite_config(tmp_path / "m.db"), "retrieval": {"keyword_search": True}}
+    with Memory(config, embedder=hashing_embedder) as memory:
+        memory.add(ORDERS, user_id="u", infer=False)
+        found = memory.search(QUESTION, user_id="u")
+    assert found["metadata"]["stages_requested"] == ["keyword_search"] and found["metadata"]["advanced_retrieval"]
+
+
+def test_a_default_search_skips_a_failing_keyword_stage_and_raises_when_the_store_fails(tmp_path, hashing_embedder,
+                                                                                         monkeypatch, caplog):
+    from memlane.core.errors import StoreError
+
+    with Memory(sqlite_config(tmp_path / "m.db"), embedder=hashing_embedder) as memory:
+        memory.add(ORDERS, user_id="u", infer=False)
+        vector = memory.search(QUESTION, user_id="u", keyword_search=False)
+
+        def broken(*args, **kwargs):
+            raise StoreError("the keyword index is damaged")
+
+        monkeypatch.setattr(type(memory.store), "keyword_search", broken)
+        found = memory.search(QUESTION, user_id="u")
+        assert [r["id"] for r in found["results"]] == [r["id"] for r in vector["results"]]  # the vector order
+        assert set(found) == {"results"} and "keyword index is damaged" in caplog.text
+        monkeypatch.setattr(type(memory.store), "search", broken)
+        with pytest.raises(StoreError, match="damaged"):
+            memory.search(QUESTION, user_id="u")

@@ -257,8 +257,8 @@ def test_a_token_write_back_waits_for_an_update_in_progress_and_then_keeps_nothi
 @pytest.mark.parametrize("exact_search_limit", [10_000, 0])
 def test_a_warm_search_is_one_round_trip(pg, hashing_embedder, monkeypatch, exact_search_limit):
     """The scope's size class (score it exactly, or ask the HNSW index) is counted once and reused:
-    the first search of a scope sends the bounded count and the search, the next ones the search
-    only; an insert by this store counts again."""
+    the first vector search of a scope sends the bounded count and the search, the next ones the
+    search only; an insert by this store counts again."""
     schema = pg.fresh_schema()
     with Memory(pg.config(schema, exact_search_limit=exact_search_limit), embedder=hashing_embedder) as memory:
         memory.insert([NewMemory(text=f"note {i} about tennis and jazz", user_id="u") for i in range(30)])
@@ -275,10 +275,10 @@ def test_a_warm_search_is_one_round_trip(pg, hashing_embedder, monkeypatch, exac
             return list(sent)
 
         monkeypatch.setattr(psycopg.Connection, "execute", counting)
-        first = statements(lambda: memory.search("tennis", user_id="u", limit=5))
-        warm = statements(lambda: memory.search("jazz", user_id="u", limit=5))
+        first = statements(lambda: memory.search("tennis", user_id="u", limit=5, keyword_search=False))
+        warm = statements(lambda: memory.search("jazz", user_id="u", limit=5, keyword_search=False))
         memory.add("another note about tennis", user_id="u", infer=False)
-        after_insert = statements(lambda: memory.search("tennis", user_id="u", limit=5))
+        after_insert = statements(lambda: memory.search("tennis", user_id="u", limit=5, keyword_search=False))
         monkeypatch.undo()
     assert len(first) == 2 and "count(*)" in first[0]
     assert len(warm) == 1 and "count(*)" not in warm[0]

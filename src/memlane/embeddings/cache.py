@@ -128,6 +128,10 @@ class Embeddings:
         stored texts, ``document`` for stored texts against each other."""
         return self.calibrations.similarity(raw, kind)
 
+    def similarities(self, raws: Sequence[float], kind: str = "query") -> list[float]:
+        """``similarity`` of each cosine of a list, in one operation."""
+        return self.calibrations.similarities(raws, kind)
+
     def raw_threshold(self, common: float | None, kind: str = "query") -> float | None:
         """The raw cosine of this model that a threshold on the common scale stands for."""
         return self.calibrations.raw_threshold(common, kind)

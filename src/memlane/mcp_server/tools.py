@@ -298,7 +298,8 @@ def search_memories(
         return {"memories": [], "results": [], "count": 0, "status": "error", "message": found.get("message"),
                 "metadata": {"limit": limit, **metadata}}
     memories = extract_memories(found, warnings)[:limit]
-    metadata = stage_report(found.get("metadata") if isinstance(found, Mapping) else None, warnings)
+    engine = (found.get("metadata") or getattr(found, "trace", None)) if isinstance(found, Mapping) else None
+    metadata = stage_report(engine, warnings)  # the default stages' trace when none was asked for
     metadata["timings_ms"]["total"] = _ms(started)
     answer = {"results": memories, "count": len(memories), "metadata": {"limit": limit, **metadata}}
     if isinstance(found, Mapping) and "relations" in found:  # graph memory is on

@@ -47,6 +47,13 @@ EVIDENCE_CANDIDATES = 10
 log = logging.getLogger("memlane.retrieval")
 
 
+class SearchAnswer(dict):
+    """A search's answer (a plain dict to callers and JSON) that keeps, off the record, the ``trace`` of a
+    search nobody asked stages of: what ran, for a face that reports it (the MCP tool's ``metadata``)."""
+
+    trace: dict[str, Any] | None = None
+
+
 def readable_scores(candidates: list[Candidate]) -> list[float]:
     """The score a user reads for each result of an ordered list: on the similarity scale, in [0, 1], never
     below the result's own similarity to the query and never below the score of a result ranked under it
@@ -78,6 +85,18 @@ class Searcher:
         given = dict(zip(STAGES, (keyword_search, rerank, filter_memories)))
         return {name: validation.flag(value, name, getattr(settings, name)) for name, value in given.items()}
 
+    def asked(self, keyword_search: bool | None = None, rerank: bool | None = None,
+              filter_memories: bool | None = None) -> list[str]:
+        """The optional stages the call, or a ``retrieval`` setting the user wrote, asks for: a search
+        asking for any is seed 001's advanced retrieval (``metadata``, each result's ``scores``, a failing
+        search answered by a standard one). memlane's own defaults (hybrid search) ask for nothing: a
+        search without flags answers as a plain one does (results with their score; a failing store raises)."""
+        settings = self.config.retrieval
+        given = dict(zip(STAGES, (keyword_search, rerank, filter_memories)))
+        return [name for name, value in given.items()
+                if (validation.flag(value, name, False) if value is not None
+                    else name in settings.model_fields_set and getattr(settings, name))]
+
     def is_quick(self, query: Any, keyword_search: bool | None = None, rerank: bool | None = None,
                  filter_memories: bool | None = None) -> bool:
         """Whether a search with these flags asks for no optional stage and its query's vector is cached."""
@@ -92,18 +111,28 @@ class Searcher:
         return Query(text, self.embeddings.query(text))
 
     def search(self, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
-               threshold: float | None, as_of: Moment) -> dict[str, Any]:
-        """The memories matching ``where``, best first: a standard search, or with any of ``flags`` the
-        advanced one (seed 001): a stage that fails is skipped (``stages_failed``); when the advanced
-        search itself fails (the query's embedding, the base vector search) a standard search answers
-        (``fallback_used``, ``original_error``); when that fails too, the answer is
+               threshold: float | None, as_of: Moment, *, requested: list[str] | None = None) -> dict[str, Any]:
+        """The memories matching ``where``, best first: a standard search, or with any of ``flags`` those
+        stages. With stages ``requested`` (``asked``; None: every stage of ``flags``), seed 001's advanced
+        retrieval: a stage that fails is
+        skipped (``stages_failed``); when the advanced search itself fails (the query's embedding, the
+        base vector search) a standard search answers (``fallback_used``, ``original_error``); when that
+        fails too, the answer is
         ``{"memories": [], "results": [], "status": "error", "message", "metadata": {"fallback_failed": true, ...}}``
-        instead of an exception."""
+        instead of an exception. With none requested (the default stages, asked for by nobody): the answer
+        has the standard search's shape, a failing optional stage is skipped (logged), and a failing
+        query embedding or vector search raises, as in a standard search."""
         if not any(flags.values()):
             return {"results": self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold,
                                               as_of)}
-        requested = [name for name in STAGES if flags[name]]
         trace = Trace()
+        if requested is None:
+            requested = [name for name in STAGES if flags[name]]
+        if not requested:
+            answer = SearchAnswer(results=self._advanced(trace, text, where, flags, limit, threshold, as_of,
+                                                         detailed=False))
+            answer.trace = {**trace.to_dict([]), "advanced_retrieval": False}
+            return answer
         try:
             results = self._advanced(trace, text, where, flags, limit, threshold, as_of)
         except Exception as exc:  # seed 001: the advanced search degrades to a standard one, never fails
@@ -132,23 +161,29 @@ class Searcher:
         0 for a negative one."""
         hits = self.store.search(query.vector, where, limit, self.embeddings.raw_threshold(threshold))
         records = self.as_of([record for record, _ in hits], as_of)
-        return [record.to_item(round(max(0.0, self.embeddings.similarity(score)), 6))
-                for record, (_, score) in zip(records, hits)]
+        return [record.to_item(round(max(0.0, score), 6))
+                for record, score in zip(records, self._common([cosine for _, cosine in hits]))]
 
     def _vector_hits(self, vector: Any, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float]]:
         """The store's nearest memories with their cosines on the common scale."""
-        return [(record, self.embeddings.similarity(cosine)) for record, cosine in
-                self.store.search(vector, where, limit, None)]
+        hits = self.store.search(vector, where, limit, None)
+        common = self._common([cosine for _, cosine in hits])
+        return [(record, similarity) for (record, _), similarity in zip(hits, common)]
 
     def _keyword_hits(self, query: Query, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
         """The store's keyword matches: (record, keyword share of the query, cosine on the common scale)."""
-        return [(record, bm25, self.embeddings.similarity(cosine)) for record, bm25, cosine in
-                self.store.keyword_search(query, query.vector, where, limit)]
+        hits = self.store.keyword_search(query, query.vector, where, limit)
+        common = self._common([cosine for _, _, cosine in hits])
+        return [(record, bm25, similarity) for (record, bm25, _), similarity in zip(hits, common)]
+
+    def _common(self, cosines: list[float]) -> list[float]:
+        """Cosines on the common scale (``Embeddings.similarity``), calibrated in one operation."""
+        return self.embeddings.similarities(cosines)
 
     def _advanced(self, trace: Trace, text: str, where: flt.Node, flags: dict[str, bool], limit: int,
-                  threshold: float | None, as_of: Moment) -> list[dict[str, Any]]:
+                  threshold: float | None, as_of: Moment, *, detailed: bool = True) -> list[dict[str, Any]]:
         """The vector candidates (a failure here fails the advanced search), then the optional stages,
-        each guarded by ``trace``."""
+        each guarded by ``trace``; ``detailed``: each result with its stages' ``scores``."""
         settings = self.config.retrieval
         pool = max(limit, settings.candidates)
         with trace.stage("vector", fatal=True):
@@ -203,7 +238,8 @@ class Searcher:
         results = []
         for record, c, score in zip(records, candidates, shown):
             item = record.to_item(score)
-            item["scores"] = {**c.scores(), "fused": round(c.score, 6)}
+            if detailed:
+                item["scores"] = {**c.scores(), "fused": round(c.score, 6)}
             results.append(item)
         return results
 

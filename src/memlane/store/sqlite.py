@@ -242,12 +242,18 @@ class SQLiteStore(SqlMemoryStore):
         return _metadata_json(value)
 
     def _json_out(self, value: str) -> dict:
-        return json.loads(value)
+        return {} if value == "{}" else json.loads(value)  # most memories have no metadata
 
     def _list_in(self, values: Sequence[str]) -> str:
         return json.dumps(list(values)) if values else "[]"
 
     def _list_out(self, value: str) -> list[str]:
+        if value == "[]":
+            return []
+        if "\\" not in value and value.startswith('["') and value.endswith('"]'):  # ids as _list_in wrote them
+            items = value[2:-2].split('", "')
+            if value.count('"') == 2 * len(items):
+                return items
         return json.loads(value)
 
     def _in(self, column: str, values: Sequence, params: list) -> str:
