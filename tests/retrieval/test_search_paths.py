@@ -39,14 +39,11 @@ def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory
     memory.insert([NewMemory(text="I keep bees on my roof", user_id="u")])
     assert not memory.search_is_quick("who keeps bees?")  # the query vector is not cached yet
     memory.search("who keeps bees?", user_id="u")
-    assert not memory.search_is_quick("who keeps bees?")  # the default search is hybrid: it reads the keyword index
+    assert memory.search_is_quick("who keeps bees?")  # hybrid on SQLite: the store's own lookups
     assert memory.search_is_quick("who keeps bees?", keyword_search=False)
-    assert not memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=True)
-    assert not memory.search_is_quick("who keeps bees?", keyword_search=False, filter_memories=True)
-    assert memory.search_is_quick("who keeps bees?", keyword_search=False, rerank=False, filter_memories=False)
-    memory.config.retrieval.keyword_search = False  # vector-only by configuration: the default is quick again
-    assert memory.search_is_quick("who keeps bees?")
-    assert not memory.search_is_quick("who keeps bees?", keyword_search=True)
+    assert not memory.search_is_quick("who keeps bees?", rerank=True)
+    assert not memory.search_is_quick("who keeps bees?", filter_memories=True)
+    assert memory.search_is_quick("who keeps bees?", keyword_search=True, rerank=False, filter_memories=False)
 
 
 ORDERS = ["The order status page shows every order status", "Check the order status of a delayed order",
@@ -94,3 +91,43 @@ def test_a_default_search_skips_a_failing_keyword_stage_and_raises_when_the_stor
         monkeypatch.setattr(type(memory.store), "search", broken)
         with pytest.raises(StoreError, match="damaged"):
             memory.search(QUESTION, user_id="u")
+
+
+def test_searches_of_a_sqlite_store_take_turns(tmp_path, hashing_embedder, monkeypatch):
+    """Threads searching SQLite stores do their store work one at a time (their query embedding is not
+    held up); a search of a store without turns (PostgreSQL) is not limited."""
+    import threading
+    import time
+
+    from memlane.store.sqlite import SQLiteStore
+
+    with Memory(sqlite_config(tmp_path / "m.db"), embedder=hashing_embedder) as memory:
+        memory.add(ORDERS, user_id="u", infer=False)
+        inside, most = [0], [0]
+        lock = threading.Lock()
+        real = SQLiteStore.search
+
+        def counted(self, *args, **kwargs):
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.01)
+            try:
+                return real(self, *args, **kwargs)
+            finally:
+                with lock:
+                    inside[0] -= 1
+
+        monkeypatch.setattr(SQLiteStore, "search", counted)
+
+        def searches() -> int:
+            most[0] = 0
+            threads = [threading.Thread(target=memory.search, args=(f"{QUESTION} {i}",), kwargs={"user_id": "u"})
+                       for i in range(8)]
+            [t.start() for t in threads]
+            [t.join() for t in threads]
+            return most[0]
+
+        assert searches() == 1
+        monkeypatch.setattr(SQLiteStore, "SEARCH_SLOTS", None)
+        assert searches() > 1

@@ -67,6 +67,8 @@ class Trace:
         except Exception as exc:  # a failing stage degrades the search, it does not fail it
             entry["error"] = f"{type(exc).__name__}: {exc}"
             if fatal:
+                if parent is not None:  # the step's failure is its stage's
+                    parent["error"] = entry["error"]
                 raise
             self.failed[STAGE_NAMES.get(name, name)] = entry["error"]
             # one line per degraded stage (a search runs often; a traceback per search floods the log)

@@ -41,9 +41,11 @@ def tenant_memory(request: Request) -> Memory:
 
 
 async def run_search(request: Request, query: str, **arguments: Any) -> dict[str, Any]:
-    """``Memory.search`` of the request's tenant. A quick one (cached query vector, no optional
-    stage: a store lookup of about a millisecond) runs right here on the event loop, which is
-    cheaper than handing it to a thread; anything that may call the model runs in the threadpool."""
+    """``Memory.search`` of the request's tenant. A quick one (cached query vector, the store's own
+    lookups: a few milliseconds of this process, ``Memory.search_is_quick``) runs right here on the
+    event loop, which is cheaper than handing it to a thread (SQLite, 100k memories, 32 clients: 172
+    cached hybrid searches/s on the loop, 110 from the threadpool); anything that may call the model
+    or wait for another server runs in the threadpool."""
     memory = tenant_memory(request)
     flags = {name: arguments.get(name) for name in ("keyword_search", "rerank", "filter_memories")}
     if memory.search_is_quick(query, **flags):

@@ -118,6 +118,9 @@ class SQLiteStore(SqlMemoryStore):
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
     SCOPES_FROM_INDEX = True
+    #: searches of this process that read the file at once (``retrieval.searcher``): one, as its work is
+    #: all under the GIL
+    SEARCH_SLOTS = 1
     TOKENS_FROM = ("{memory_tokens} t JOIN {memories} m ON m.rowid = t.rowid", "m.id")
     REEMBED_PENDING = (
         "SELECT m.rowid, m.hash, m.text, m.metadata, m.actor_id FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
