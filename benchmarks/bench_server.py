@@ -204,11 +204,11 @@ async def _load(cfg: dict) -> dict:
     def body() -> tuple[str, dict]:
         user = rng.choice(users)
         if cfg["kind"] == "search_cached":
-            return "/search", {"query": rng.choice(pool), "user_id": user, "limit": 10}
+            return "/search", {"query": rng.choice(pool), "user_id": user, "limit": 10, **cfg["search_flags"]}
         if cfg["kind"] == "search_unique":
             n = next(counter)
             text = f"{rng.choice(pool)} ({cfg['seed']}-{n})"
-            return "/search", {"query": text, "user_id": user, "limit": 10}
+            return "/search", {"query": text, "user_id": user, "limit": 10, **cfg["search_flags"]}
         n = next(counter)
         return "/memories", {"messages": [{"role": "user", "content": f"{rng.choice(pool)} [{cfg['seed']}-{n}]"}],
                              "user_id": user, "infer": False}
@@ -239,7 +239,8 @@ async def _load(cfg: dict) -> dict:
             await connection.close()
 
     if cfg["kind"] == "search_cached":  # every query of the pool once, so the measured run is all cache hits
-        shares = [[("/search", {"query": q, "user_id": users[0], "limit": 10}) for q in pool[i::cfg["clients"]]]
+        shares = [[("/search", {"query": q, "user_id": users[0], "limit": 10, **cfg["search_flags"]})
+                   for q in pool[i::cfg["clients"]]]
                   for i in range(cfg["clients"])]
         await asyncio.gather(*(client(0, False, share) for share in shares))
     if cfg["warmup"] > 0:
@@ -428,6 +429,8 @@ def main() -> int:
                         help="wait up to this many seconds for other processes to quieten before each run")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="smoke run: 10k memories, short phases")
+    parser.add_argument("--search-flags", type=json.loads, default={},
+                        help='JSON added to every search body, e.g. \'{"keyword_search": false}\' (default: none)')
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.loadgen:
@@ -458,7 +461,7 @@ def main() -> int:
             phases: dict = {"idle_wait": idle} if idle else {}
             try:
                 common = {"url": f"http://127.0.0.1:{port}", "key": key, "users": args.users,
-                          "clients": args.clients, "warmup": args.warmup}
+                          "clients": args.clients, "warmup": args.warmup, "search_flags": args.search_flags}
                 for kind, duration, pool in (("search_cached", args.duration, queries),
                                              ("search_unique", args.unique_duration, queries),
                                              ("add", args.add_duration, sentences(FACTS, 2000, rng))):
