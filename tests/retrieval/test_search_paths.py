@@ -120,14 +120,15 @@ def test_searches_of_a_sqlite_store_take_turns(tmp_path, hashing_embedder, monke
 
         monkeypatch.setattr(SQLiteStore, "search", counted)
 
-        def searches() -> int:
+        def searches(**flags) -> int:
             most[0] = 0
-            threads = [threading.Thread(target=memory.search, args=(f"{QUESTION} {i}",), kwargs={"user_id": "u"})
-                       for i in range(8)]
+            threads = [threading.Thread(target=memory.search, args=(f"{QUESTION} {i}",),
+                                        kwargs={"user_id": "u", **flags}) for i in range(8)]
             [t.start() for t in threads]
             [t.join() for t in threads]
             return most[0]
 
-        assert searches() == 1
+        assert searches() == 1 and searches(keyword_search=False) == 1
+        assert searches(rerank=True) > 1  # a search that may wait for a model takes no turn
         monkeypatch.setattr(SQLiteStore, "SEARCH_SLOTS", None)
         assert searches() > 1

@@ -205,10 +205,11 @@ class Searcher:
         searches share: ``embeddings.batching``), for a store whose searches run here (``SEARCH_SLOTS``,
         SQLite): threads that all work under the GIL and hand it over at every SQLite call finish fewer
         searches together than one by one (SQLite, 100k memories, 32 threads: 184 cached vector
-        searches/s, 1,196 taking turns). A search that may wait for an LLM does not take one."""
+        searches/s, 1,196 taking turns). A search that may wait for a model or an LLM (rerank, an LLM
+        filter) does not take one: it would hold up the others, a cached search on the server's event
+        loop among them."""
         slots = getattr(self.store, "SEARCH_SLOTS", None)
-        waits = (flags.get("filter_memories") and self.config.llm is not None) or \
-            (flags.get("rerank") and self.config.retrieval.reranker.provider == "llm")
+        waits = flags.get("rerank") or (flags.get("filter_memories") and self.config.llm is not None)
         if not slots or waits:
             return contextlib.nullcontext()
         with _slots_lock:
