@@ -17,7 +17,6 @@ comparison kind, so it never changes which memory ranks first; it changes what a
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -51,19 +50,14 @@ class Calibration:
         slope = (self.common[1] - self.common[0]) / (self.raw[1] - self.raw[0])
         return np.array([self.common[0] - slope * (self.raw[0] + 1.0), *self.common, 1.0])
 
-    @cached_property
-    def _knots(self) -> tuple[list[float], list[float]]:
-        return self._xs.tolist(), self._ys.tolist()
-
     def __call__(self, raw: Any) -> Any:
         """The common-scale value(s) of ``raw`` cosine(s): a float for a float, an array for an array."""
-        if isinstance(raw, (float, int, np.number)):  # one number (the common case in a loop): interpolated without numpy's overhead
-            xs, ys = self._knots
-            x = min(max(float(raw), xs[0]), xs[-1])
-            i = min(max(bisect.bisect_right(xs, x), 1), len(xs) - 1)
-            return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
         value = np.interp(np.asarray(raw, dtype=np.float64), self._xs, self._ys)
         return float(value) if np.ndim(value) == 0 else value.astype(np.float32)
+
+    def values(self, raws: Sequence[float]) -> list[float]:
+        """The common-scale value of each of many cosines, as floats (one array operation)."""
+        return np.interp(np.asarray(raws, dtype=np.float64), self._xs, self._ys).tolist()
 
     def inverse(self, common: float) -> float:
         """The raw cosine with this common-scale value (a threshold given on the common scale)."""
@@ -89,7 +83,7 @@ class Calibrations:
         calibration = self.query if kind == "query" else self.document
         if calibration is None or not raws:
             return [float(raw) for raw in raws]
-        return np.interp(np.asarray(raws, dtype=np.float64), calibration._xs, calibration._ys).tolist()
+        return calibration.values(raws)
 
     def raw_threshold(self, common: float | None, kind: str = "query") -> float | None:
         calibration = self.query if kind == "query" else self.document

@@ -28,6 +28,7 @@ change), and the announcement is not added beside it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from memlane.ingest import endings, language, lexicon, speakers
 from memlane.ingest.types import Candidates, Decision, Fact
@@ -159,11 +160,12 @@ def announces_only(fact: str, memory: str) -> bool:
     return not (language.terms(fact) - language.terms(memory) - lexicon.GENERIC - _CHANGE_TERMS)
 
 
-def _stated_later(facts: list[Fact], i: int, memory: str, similarity: list[float]) -> bool:
+def _stated_later(facts: list[Fact], i: int, memory: str, similarity: Sequence[float]) -> bool:
     """Whether fact ``i`` only announces a change of ``memory`` that a later fact of the call states."""
     return announces_only(facts[i].text, memory) and any(
         facts[k].kind != "forget" and speakers.may_reconcile(facts[k].actor_id, facts[i].actor_id)
-        and relation(facts[k].text, memory, similarity[k]) == "replace" and not announces_only(facts[k].text, memory)
+        and relation(facts[k].text, memory, float(similarity[k])) == "replace"
+        and not announces_only(facts[k].text, memory)
         for k in range(i + 1, len(facts)))
 
 
@@ -195,8 +197,7 @@ def reconcile(facts: list[Fact], candidates: Candidates) -> list[Decision]:
             kind = relation(fact.text, memory.text, float(candidates.similarity[i, j]), refines=fact.refines)
             if kind is None:
                 continue
-            if kind == "replace" and _stated_later(
-                    facts, i, memory.text, [float(candidates.similarity[k, j]) for k in range(len(facts))]):
+            if kind == "replace" and _stated_later(facts, i, memory.text, candidates.similarity[:, j]):
                 break  # no decision of its own: the later fact's UPDATE records the change
             claimed.add(memory.id)
             if kind == "duplicate":

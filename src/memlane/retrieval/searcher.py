@@ -43,7 +43,7 @@ from memlane.store import Store
 
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
-#: one semaphore per kind of store that limits its searches at once (``Searcher._slot``)
+#: one semaphore per store provider that limits its searches at once (``Searcher._slot``)
 _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _slots_lock = threading.Lock()
 
@@ -213,7 +213,7 @@ class Searcher:
         if not slots or waits:
             return contextlib.nullcontext()
         with _slots_lock:
-            return _SLOTS.setdefault(type(self.store._store).__name__, threading.BoundedSemaphore(slots))
+            return _SLOTS.setdefault(self.store.provider, threading.BoundedSemaphore(slots))
 
     def _ranked(self, trace: Trace, query: Query, where: flt.Node, flags: dict[str, bool], limit: int,
                 threshold: float | None, as_of: Moment, detailed: bool) -> list[dict[str, Any]]:
