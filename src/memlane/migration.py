@@ -69,7 +69,7 @@ _SOURCE_SQL = {
                 " WHERE rowid > :after ORDER BY rowid LIMIT :batch",
     "memories": "SELECT m.rowid, m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id,"
                 " m.actor_id, m.role, m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by,"
-                " m.source_message_ids, {event}, m.vector, t.count, t.vectors FROM memories m"
+                " m.source_message_ids, {event}, {context}, m.vector, t.count, t.vectors FROM memories m"
                 " LEFT JOIN memory_tokens t ON t.rowid = m.rowid WHERE m.rowid > :after ORDER BY m.rowid LIMIT :batch",
     "history": "SELECT id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id,"
                " run_id, reason FROM history WHERE id > :after ORDER BY id LIMIT :batch",
@@ -179,6 +179,8 @@ class _Source:
         self.tables = tables  # a store older than graph memory or documents has none of those rows
         self.page_encodings = "doc_pages" in tables and "fde" in {
             r[1] for r in self.con.execute("PRAGMA table_info(doc_pages)")}
+        #: a store from before memories kept their context has no such column
+        self.memory_context = "context" in {r[1] for r in self.con.execute("PRAGMA table_info(memories)")}
         self.tenant = self._doc_tenant(tenant)
 
     def _doc_tenant(self, chosen: str | None) -> str | None:
@@ -208,7 +210,8 @@ class _Source:
         if table not in self.tables:
             return []
         sql = _SOURCE_SQL[table].format(encodings=_PAGE_ENCODINGS[self.page_encodings],
-                                        event="m.event_id" if "jobs" in self.tables else "NULL")
+                                        event="m.event_id" if "jobs" in self.tables else "NULL",
+                                        context="m.context" if self.memory_context else "NULL")
         return self.con.execute(sql, {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
 
     def close(self) -> None:
@@ -217,7 +220,7 @@ class _Source:
 
 def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
     (_, id_, text, hash_, created, updated, user, agent, run, actor, role, metadata, memory_type, valid_to,
-     reason, superseded_by, sources, event_id, blob, token_count, token_blob) = row
+     reason, superseded_by, sources, event_id, context, blob, token_count, token_blob) = row
     vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
     if len(vector) != dims:
         raise StoreError(f"memory {id_} in the source has a {len(vector)}-dimensional vector, the store's embedder "
@@ -226,7 +229,7 @@ def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
     return MemoryRecord(id_, text, hash_, created, updated, user_id=user, agent_id=agent, run_id=run, actor_id=actor,
                         role=role, metadata=json.loads(metadata), memory_type=memory_type, valid_to=valid_to,
                         invalid_reason=reason, superseded_by=superseded_by, source_message_ids=json.loads(sources),
-                        event_id=event_id, vector=vector, token_vectors=tokens)
+                        event_id=event_id, context=context, vector=vector, token_vectors=tokens)
 
 
 def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema_name: str = "public",

@@ -35,12 +35,13 @@ from memlane.core.filters import Node
 from memlane.core.ids import new_id
 from memlane.memory import Memory
 from memlane.core.models import MEMORY_TYPES, Message, MessageRecord, NewMemory
+from memlane.ingest.formation import reply_context
 from memlane.store import ChangeSet
 
 _SCOPE = ("user_id", "agent_id", "run_id")
 _MESSAGE_KEYS = {"role", "content", "name", "messages", "metadata", "created_at", *_SCOPE}
 _MEMORY_KEYS = {"memory", "id", "hash", "score", "metadata", "created_at", "updated_at", "actor_id", "role",
-                "memory_type", "source_message_ids", "valid_to", "invalid_reason", "superseded_by", *_SCOPE}
+                "memory_type", "source_message_ids", "valid_to", "invalid_reason", "superseded_by", "context", *_SCOPE}
 
 
 @dataclass
@@ -89,7 +90,8 @@ def _line(obj: Any, lineno: int, memory: Memory, infer: bool) -> _Line:
             draft = NewMemory(text=validation.text(obj["memory"], "memory", memory.limits), metadata=metadata,
                               id=validation.identifier(obj.get("id"), "id"), **ids, **{**promoted, **labels}, **times,
                               memory_type=validation.choice(obj.get("memory_type"), MEMORY_TYPES, "memory_type"),
-                              source_message_ids=sources,
+                              source_message_ids=sources, context=None if obj.get("context") is None
+                              else validation.text(obj["context"], "context", memory.limits),
                               superseded_by=validation.identifier(obj.get("superseded_by"), "superseded_by"))
             return _Line([draft], [], [], ids, metadata)
         if infer and obj.get("created_at"):
@@ -100,10 +102,12 @@ def _line(obj: Any, lineno: int, memory: Memory, infer: bool) -> _Line:
         received = validation.messages(given, memory.limits)
         logged = [MessageRecord(id=new_id(), role=m.role, content=m.content, created_at=created, name=m.name, **ids)
                   for m in received]
+        window = memory.config.retrieval.context_messages
         drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
-                      metadata=metadata, created_at=created, source_message_ids=[record.id], **ids)
-            for m, record in zip(received, logged)
+                      metadata=metadata, created_at=created, source_message_ids=[record.id],
+                      context=reply_context(received, i, window), **ids)
+            for i, (m, record) in enumerate(zip(received, logged))
             if m.role != "system"
         ]
         return _Line(drafts, logged, received, ids, {**metadata, **promoted})

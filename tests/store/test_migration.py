@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from memlane import Documents, Memory, migration
+from memlane.core import scope
 from memlane.core.errors import EmbedderMismatchError, InvalidInputError, StoreError
 from memlane.core.models import NewMemory
 from memlane.store import postgres_schema
@@ -48,6 +49,8 @@ def source(tmp_path_factory, embedder):
             memory.add(text, user_id="g1", infer=True)
         for i, fact in enumerate(FACTS):
             memory.add([{"role": "user", "content": fact}], user_id=f"u{i % 3}", infer=False)
+        memory.add([{"role": "user", "name": "Ann", "content": "I went hiking in the Alps"},  # a reply's context
+                    {"role": "user", "name": "Bo", "content": "Sounds amazing!"}], user_id="c1", infer=False)
         memory.insert([NewMemory(text=f"Imported note {i}", agent_id="helper", metadata={"n": i}) for i in range(25)],
                       idempotency_keys=[f"import:{i}" for i in range(5)])
         ids = [r["id"] for r in memory.get_all(user_id="u0")["results"]]
@@ -97,6 +100,9 @@ def _snapshot(memory: Memory, history_ids: list[str]) -> dict:
                    for q in QUERIES},
         "scoped": {q: [r["id"] for r in memory.search(q, user_id="u0", limit=3)["results"]] for q in QUERIES},
         "keyword": [r["id"] for r in memory.search("tea cats", filters=every, keyword_search=True)["results"]],
+        # the reply is a keyword hit for a word only its context holds
+        "context_keyword": sorted(r.text for r, _, _ in memory.store.keyword_search(
+            "Alps", memory.embeddings.query("Alps"), scope.scoped_filter({"user_id": "c1"}, None), 5)),
         "tokens": {i: v.shape for i, v in memory.store.token_vectors(ids).items()},
         "keys": sorted(memory.store.known_keys([f"import:{i}" for i in range(10)])),
         "relations": memory.get_all(user_id="g1", include_invalid=True)["relations"],
@@ -163,6 +169,8 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
         assert [m.get("provisional") for m in target.get_all(user_id="q1")["results"]] == [True]
     for key in before:
         assert after[key] == before[key], key
+    assert [r["context"] for r in after["items"] if r.get("context")] == ["I went hiking in the Alps"]
+    assert after["context_keyword"] == ["I went hiking in the Alps", "Sounds amazing!"]
     invalid = {(r["destination"], r["invalid_reason"]) for r in after["relations"] if r.get("valid_to")}
     assert invalid == {("Paris", "contradicted"), ("jazz", "refined")}
     assert after["doc_search"]["does a cat purr?"][0]["document_name"] == "cats"

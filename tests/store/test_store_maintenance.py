@@ -40,14 +40,14 @@ def store(tmp_path):
 
 
 def assert_keyword_index_matches(store):
-    """Every memory has exactly its analyzer terms in the index, and nothing else is indexed;
-    its BM25 length (``nterms``) is the number of its analysed text terms."""
+    """Every memory has exactly its analyzer terms (its text's and its context's) in the index, and
+    nothing else is indexed; its BM25 length (``nterms``) is the number of those terms."""
     con = store._con
     rows = con.execute(
-        "SELECT m.text, m.user_id, m.agent_id, m.run_id, f.terms, m.nterms FROM memories m"
+        "SELECT m.text, m.user_id, m.agent_id, m.run_id, m.context, f.terms, m.nterms FROM memories m"
         " LEFT JOIN memories_fts f ON f.rowid = m.rowid").fetchall()
-    assert [r[4] for r in rows] == [keywords.index_text(*r[:4]) for r in rows]
-    assert [r[5] for r in rows] == [len(keywords.analyze(r[0])) for r in rows]
+    assert [r[5] for r in rows] == [keywords.index_text(*r[:5]) for r in rows]
+    assert [r[6] for r in rows] == [len(keywords.memory_terms(r[0], r[4])) for r in rows]
     assert con.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == len(rows)
     con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
 
@@ -397,13 +397,19 @@ def _pretend_old_analyzer(store, backend):
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages WHERE text GLOB '*[^ -~]*'").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
-        # back to the version before analyzer 2, the two migrations after it undone (background formation's
-        # jobs, the add journal)
+        # back to the version before analyzer 2, the three migrations after it undone (background formation's
+        # jobs, the add journal, memories' context)
+        con.execute("DROP TRIGGER memories_fts_update")
+        con.execute("ALTER TABLE memories DROP COLUMN context")
+        con.execute("""CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+            UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id)
+            WHERE rowid = new.rowid;
+        END""")
         con.execute("DROP TABLE jobs")
         con.execute("DROP INDEX memories_event")
         con.execute("ALTER TABLE memories DROP COLUMN event_id")
         con.execute("DROP TABLE adds")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 3}")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 4}")
         con.execute("COMMIT")
         return
     from memlane.store import postgres_schema

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 PROMOTED_KEYS = ("user_id", "agent_id", "run_id", "actor_id", "role")
 #: memlane's own fields, shown when set: the type, validity (an invalidated memory
 #: has ``valid_to``) and provenance (ids of the messages it came from).
-EXTRA_KEYS = ("memory_type", "valid_to", "invalid_reason", "superseded_by", "source_message_ids")
+EXTRA_KEYS = ("memory_type", "valid_to", "invalid_reason", "superseded_by", "source_message_ids", "context")
 MEMORY_TYPES = ("fact", "preference", "event", "profile", "procedural")
 #: metadata key: ``False`` keeps a memory out of every search (vector, keyword, agent context) while it is
 #: stored, listed, read and changed as any other (the LangGraph store's ``index=False`` items)
@@ -49,6 +49,9 @@ class MemoryFields:
     superseded_by: str | None = None
     #: the event of an ``add(async_mode=True)`` whose formation replaces this provisional memory
     event_id: str | None = None
+    #: the conversation just before the message a verbatim memory keeps (``retrieval.context_messages``):
+    #: embedded before its text and indexed with its keywords, so a reply is found by what it answers
+    context: str | None = None
 
 
 @dataclass(slots=True)
@@ -59,8 +62,6 @@ class NewMemory(MemoryFields):
     id: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
-    #: earlier conversation embedded with the text (``retrieval.context_messages``); not stored
-    context: str | None = None
 
 
 @dataclass(slots=True)
@@ -182,6 +183,8 @@ class MemoryItem(BaseModel):
     invalid_reason: Optional[str] = None
     superseded_by: Optional[str] = None
     source_message_ids: Optional[list[str]] = None
+    #: what was said just before a verbatim memory's message (embedded and indexed with it)
+    context: Optional[str] = None
     #: a provisional memory (what an ``add(async_mode=True)`` sent) and the event whose formation replaces it
     provisional: Optional[bool] = None
     event_id: Optional[str] = None

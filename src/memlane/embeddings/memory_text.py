@@ -13,6 +13,14 @@ from memlane.core.config import RetrievalConfig
 CONTEXT_CHARS = 400
 
 
+def clipped_context(context: str | None) -> str | None:
+    """The end of ``context`` a memory keeps: its last ``CONTEXT_CHARS`` characters, so the memory's own
+    words stay inside the model's window (None for no context)."""
+    if not context:
+        return None
+    return "…" + context[-CONTEXT_CHARS:] if len(context) > CONTEXT_CHARS else context
+
+
 def embedding_text(text: str, metadata: Mapping[str, Any], context: str | None, settings: RetrievalConfig,
                    actor: str | None = None) -> str:
     """A memory's vector text: selected metadata values and who said it (``embed_actor``), earlier
@@ -20,8 +28,7 @@ def embedding_text(text: str, metadata: Mapping[str, Any], context: str | None, 
     prefix = [str(metadata[k]) for k in settings.embed_metadata if metadata.get(k) not in (None, "")]
     if actor and settings.embed_actor:
         prefix.append(actor)
-    if context and len(context) > CONTEXT_CHARS:  # keep the memory's own words inside the model's window
-        context = "…" + context[-CONTEXT_CHARS:]
+    context = clipped_context(context)
     parts = ([": ".join(prefix) + ":"] if prefix else []) + ([context] if context else []) + [text]
     return " ".join(parts)
 

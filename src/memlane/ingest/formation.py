@@ -82,7 +82,7 @@ class Formation(Pipeline):
         drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
                       metadata=call.metadata, memory_type=call.memory_type, source_message_ids=[message_ids[i]],
-                      context=_context(received, i, window),
+                      context=reply_context(received, i, window),
                       created_at=times[i], updated_at=times[i], **call.expiry, **call.ids)
             for i, m in enumerate(received) if m.role != "system"
         ]
@@ -141,7 +141,7 @@ class Formation(Pipeline):
         return outcome_plan.changes
 
 
-def _context(received: list[Message], i: int, window: int) -> str | None:
+def reply_context(received: list[Message], i: int, window: int) -> str | None:
     """The ``window`` messages before message ``i``, when the one just before is another speaker's:
     a reply is read with what it answers; one speaker's consecutive notes are each their own."""
     if not window or i == 0:

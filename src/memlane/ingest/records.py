@@ -12,7 +12,7 @@ import numpy as np
 from memlane.core import timeutil
 from memlane.core.config import RetrievalConfig
 from memlane.embeddings import Embeddings
-from memlane.embeddings.memory_text import embedding_text, token_text
+from memlane.embeddings.memory_text import clipped_context, embedding_text, token_text
 from memlane.core.ids import new_id
 from memlane.core.changes import Update
 from memlane.core.models import MemoryRecord, NewMemory, text_hash
@@ -42,24 +42,24 @@ def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: Retri
             user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
             metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
             valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
-            token_vectors=token_vectors, event_id=d.event_id,
+            token_vectors=token_vectors, event_id=d.event_id, context=clipped_context(d.context),
         )
         for d, vector, token_vectors in zip(drafts, matrix, tokens)
     ]
 
 
 def vectors(memories: Sequence[Any], embeddings: Embeddings, settings: RetrievalConfig) -> np.ndarray:
-    """Stored memories' vectors as they are embedded when stored (``text``, ``metadata``, ``actor_id``
-    of each; their context is not kept, so not re-applied): ``Memory.reembed``."""
-    return embeddings.documents([embedding_text(m.text, m.metadata, None, settings, m.actor_id) for m in memories])
+    """Stored memories' vectors as they are embedded when stored (``text``, ``metadata``, ``context``,
+    ``actor_id`` of each): ``Memory.reembed``."""
+    return embeddings.documents([embedding_text(m.text, m.metadata, m.context, settings, m.actor_id) for m in memories])
 
 
 def revised_vector(current: MemoryRecord, change: Update, embeddings: Embeddings,
                    settings: RetrievalConfig) -> np.ndarray | None:
     """An updated memory's new vector, when what it is embedded as changed (the text, or an embedded
     metadata value); else None (the vector stays)."""
-    before = embedding_text(current.text, current.metadata, None, settings, current.actor_id)
+    before = embedding_text(current.text, current.metadata, current.context, settings, current.actor_id)
     after = embedding_text(change.text if change.text is not None else current.text,
                            change.metadata if change.metadata is not None else current.metadata,
-                           None, settings, current.actor_id)
+                           current.context, settings, current.actor_id)
     return embeddings.documents([after])[0] if after != before else None

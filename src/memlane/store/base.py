@@ -37,6 +37,7 @@ class ReembedItem(NamedTuple):
     text: str
     metadata: dict[str, Any]
     actor_id: str | None
+    context: str | None = None
 
 
 class Store(Protocol):

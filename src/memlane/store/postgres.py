@@ -54,10 +54,10 @@ from memlane.store.sql_dialect import T
 _MEMORY_COPY = (
     "COPY memlane_memories (tenant, id, text, hash, created_at, updated_at, user_id, agent_id, run_id, actor_id,"
     " role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by, event_id, vector, terms,"
-    " nterms)"
+    " nterms, context)"
     " FROM STDIN (FORMAT BINARY)"
 )
-_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "text", "vector", "tsvector", "int4"]
+_MEMORY_TYPES = ["text"] * 11 + ["jsonb", "text", "text[]", "text", "text", "text", "text", "vector", "tsvector", "int4", "text"]
 _HISTORY_COPY = (
     "COPY memlane_history (tenant, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) FROM STDIN (FORMAT BINARY)"
@@ -82,13 +82,13 @@ def lexeme(term: str) -> str:
 
 
 def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
-           tenant_token: str) -> tuple[Tsvector, int]:
+           tenant_token: str, context: str | None = None) -> tuple[Tsvector, int]:
     """The tsvector of a memory, in PostgreSQL's binary wire format (what ``tsvectorsend`` writes;
     ``TsvectorDumper`` sends it as is): its analyzed terms with their positions (term frequency
     matters to BM25), then its scope tokens, so a scoped keyword search intersects posting lists.
-    Returns (tsvector, number of text terms)."""
+    Returns (tsvector, number of terms: the text's and its ``context``'s, ``keywords.memory_terms``)."""
     positions: dict[str, list[int]] = {}
-    terms = keywords.analyze(text)
+    terms = keywords.memory_terms(text, context)
     for i, term in enumerate(terms, 1):
         positions.setdefault(term, []).append(i)
     last = min(len(terms) + 1, _MAX_POSITION)
@@ -144,11 +144,11 @@ def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryReco
     with cur.copy(_MEMORY_COPY) as copy:
         copy.set_types(_MEMORY_TYPES)
         for r in records:
-            terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token)
+            terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token, r.context)
             copy.write_row((
                 tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                 r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, unique(r.source_message_ids), r.valid_to,
-                r.invalid_reason, r.superseded_by, r.event_id, r.vector, terms, nterms))
+                r.invalid_reason, r.superseded_by, r.event_id, r.vector, terms, nterms, r.context))
     store_tokens(cur, tenant, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
 
 
@@ -204,15 +204,16 @@ def reindex_keywords(con: psycopg.Connection, batch: int = 2000) -> int:
     con.adapters.register_dumper(Tsvector, TsvectorDumper)
     done, last = 0, 0
     while True:
-        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id FROM memlane_memories"
-                           " WHERE seq > %s AND text ~ '[^ -~]' ORDER BY seq LIMIT %s", (last, batch)).fetchall()
+        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id, context FROM memlane_memories"
+                           " WHERE seq > %s AND (text ~ '[^ -~]' OR context ~ '[^ -~]') ORDER BY seq LIMIT %s",
+                           (last, batch)).fetchall()
         if not rows:
             return done
         with con.transaction():
             cur = con.cursor()
             cur.executemany("UPDATE memlane_memories SET terms = %s, nterms = %s WHERE seq = %s",
-                            [(*_terms(text, user, agent, run, keywords.scope_token("tenant", tenant)), seq)
-                             for seq, tenant, text, user, agent, run in rows])
+                            [(*_terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context), seq)
+                             for seq, tenant, text, user, agent, run, context in rows])
         done += len(rows)
         last = rows[-1][0]
 
@@ -398,7 +399,7 @@ class PostgresStore(SqlMemoryStore):
     INTEGRITY_ERRORS = (psycopg.errors.UniqueViolation,)
     TOKENS_FROM = ("{memory_tokens} t", "t.memory_id")
     REEMBED_PENDING = (
-        "SELECT m.id, m.hash, m.text, m.metadata, m.actor_id FROM memlane_memories m LEFT JOIN memlane_reembed r"
+        "SELECT m.id, m.hash, m.text, m.metadata, m.actor_id, m.context FROM memlane_memories m LEFT JOIN memlane_reembed r"
         " ON r.tenant = m.tenant AND r.memory_id = m.id WHERE m.tenant = %s"
         " AND (r.memory_id IS NULL OR r.hash <> m.hash OR r.embedder <> %s) ORDER BY m.seq LIMIT %s"
     )
@@ -538,8 +539,8 @@ class PostgresStore(SqlMemoryStore):
     def _vectors_out(self, stored: list[Any]) -> np.ndarray:
         return np.stack([_array(vector) for vector in stored])
 
-    def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
-        terms, nterms = _terms(text, *scope, self.tenant_token)
+    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, Any]:
+        terms, nterms = _terms(text, *scope, self.tenant_token, context)
         return {"terms": terms, "nterms": nterms}
 
     def _store_tokens(self, con: psycopg.Connection, items: list[tuple[str, np.ndarray]]) -> None:

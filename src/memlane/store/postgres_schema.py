@@ -405,6 +405,10 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX IF NOT EXISTS memlane_adds_pending ON memlane_adds (tenant, created_at) WHERE status = 'pending'",
         "CREATE INDEX IF NOT EXISTS memlane_adds_done ON memlane_adds (tenant, updated_at) WHERE status = 'done'",
     ],
+    # a verbatim memory's context (what was said just before its message), kept with it and in its terms
+    [
+        "ALTER TABLE memlane_memories ADD COLUMN IF NOT EXISTS context text",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

@@ -33,10 +33,11 @@ from memlane.store.sql_jobs import SqlJobs
 
 RECORD_COLUMNS = (
     "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
-    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids, m.event_id"
+    " m.metadata, m.memory_type, m.valid_to, m.invalid_reason, m.superseded_by, m.source_message_ids, m.event_id,"
+    " m.context"
 )
 #: how many columns RECORD_COLUMNS reads (a statement's own columns follow them)
-RECORD_WIDTH = 17
+RECORD_WIDTH = 18
 HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: the tables of a memory store that ``reset`` empties (a dialect's ``TABLES`` names each, and ``meta``, ``reembed``)
@@ -105,8 +106,9 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         """Stored vectors as one float32 matrix, a row each."""
 
     @abstractmethod
-    def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, Any]:
-        """The keyword index columns of a memory whose text becomes ``text`` (scope: user, agent, run)."""
+    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, Any]:
+        """The keyword index columns of a memory whose text becomes ``text`` (with its ``context``;
+        scope: user, agent, run)."""
 
     @abstractmethod
     def _store_tokens(self, con: Con, items: list[tuple[str, np.ndarray]]) -> None:
@@ -131,7 +133,7 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         return MemoryRecord(*row[:5], user_id=row[5], agent_id=row[6], run_id=row[7], actor_id=row[8], role=row[9],
                             metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
                             invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]),
-                            event_id=row[16])
+                            event_id=row[16], context=row[17])
 
     def _history_row(self, memory_id: str, event: str, old: str | None, new: str | None, at: str,
                      actor_id: str | None, role: str | None, scope: Sequence[str | None],
@@ -222,15 +224,15 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         self._run(write, write=True)
 
     def _update(self, con: Con, u: Update) -> None:
-        row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id, source_message_ids FROM {memories}"
-                                    " WHERE {tenant}id = %s{lock}"), self._t(u.id)).fetchone()
+        row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id, source_message_ids, context FROM"
+                                    " {memories} WHERE {tenant}id = %s{lock}"), self._t(u.id)).fetchone()
         if row is None:
             raise MemoryNotFoundError(u.id)
-        old_text, scope, sources = row[0], row[1:4], self._list_out(row[4])
+        old_text, scope, sources, context = row[0], row[1:4], self._list_out(row[4]), row[5]
         sources += [i for i in unique(u.source_message_ids) if i not in sources]
         values: dict[str, Any] = {"updated_at": u.updated_at, "source_message_ids": self._list_in(sources)}
         if u.text is not None:
-            values.update(text=u.text, **self._keyword_columns(u.text, scope))
+            values.update(text=u.text, **self._keyword_columns(u.text, context, scope))
         if u.hash is not None:
             values["hash"] = u.hash
         if u.metadata is not None:
@@ -489,7 +491,7 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         total = self.count(MATCH_ALL)
 
         def embed_rows(con: Con, rows: list[tuple]) -> None:
-            matrix = np.asarray(embed([ReembedItem(row[2], self._json_out(row[3]), row[4]) for row in rows]),
+            matrix = np.asarray(embed([ReembedItem(row[2], self._json_out(row[3]), row[4], row[5]) for row in rows]),
                                 dtype=np.float32)
             con.cursor().executemany(save, [self._t(row[0], row[1], name, self._vector_in(vec))
                                             for row, vec in zip(rows, matrix)])

@@ -60,9 +60,9 @@ def match_expression(terms: Sequence[str], scope: dict[str, list[str]]) -> str |
     return expression
 
 
-def _count_terms(text: str) -> int:
-    """BM25's length of a memory: its analysed text terms (the ``nterms`` column)."""
-    return len(keywords.analyze(text))
+def _count_terms(text: str, context: str | None = None) -> int:
+    """BM25's length of a memory: its terms, its context's with them (the ``nterms`` column)."""
+    return len(keywords.memory_terms(text, context))
 
 
 #: above this many query terms ``term_hits`` counts them all in one pass over a row (25 terms x 150-term
@@ -72,8 +72,8 @@ MANY_TERMS = 4
 
 def term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, str, int]]:
     """(rowid, length, term, tf) for each query term a matched row holds. The FTS5 row's text is
-    the memory's analysed terms, then its scope tokens: counting in the first ``nterms`` tokens
-    is counting in ``keywords.analyze(text)``, without analysing again."""
+    the memory's terms, then its scope tokens: counting in the first ``nterms`` tokens is counting
+    in ``keywords.memory_terms(text, context)``, without analysing again."""
     if len(terms) <= MANY_TERMS:  # a typical query: one C-speed pass over the row per term
         for rowid, nterms, indexed in rows:
             tokens = indexed.split(" ", nterms)[:nterms]
@@ -97,8 +97,11 @@ def register_functions(con: sqlite3.Connection) -> None:
     """The SQL functions memlane's schema and queries call (the filter language's JSON match,
     the keyword index's terms and lengths); every connection to a store needs them."""
     con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
+    # (text, user_id, agent_id, run_id[, context]) and (text[, context]): pages have no context
     con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
+    con.create_function("ml_index_terms", 5, keywords.index_text, deterministic=True)
     con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
+    con.create_function("ml_count_terms", 2, _count_terms, deterministic=True)
     # filters.NOW, the time a read checks validity against. Declared deterministic so SQLite evaluates it
     # once per statement execution (a constant factored out of the row loop, as PostgreSQL's
     # statement_timestamp()), not once per row: counting 100,000 memories calls it once
@@ -123,7 +126,8 @@ class SQLiteStore(SqlMemoryStore):
     SEARCH_SLOTS = 1
     TOKENS_FROM = ("{memory_tokens} t JOIN {memories} m ON m.rowid = t.rowid", "m.id")
     REEMBED_PENDING = (
-        "SELECT m.rowid, m.hash, m.text, m.metadata, m.actor_id FROM memories m LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
+        "SELECT m.rowid, m.hash, m.text, m.metadata, m.actor_id, m.context FROM memories m"
+        " LEFT JOIN reembed_vectors r ON r.rowid = m.rowid"
         " WHERE r.rowid IS NULL OR r.hash <> m.hash OR r.embedder <> %s ORDER BY m.rowid LIMIT %s"
     )
     REEMBED_SAVE = "INSERT OR REPLACE INTO reembed_vectors(rowid, hash, embedder, vector) VALUES (%s, %s, %s, %s)"
@@ -269,8 +273,8 @@ class SQLiteStore(SqlMemoryStore):
     def _vectors_out(self, stored: list[bytes]) -> np.ndarray:
         return vectors.from_blobs(stored, self._dims(), self.dtype)
 
-    def _keyword_columns(self, text: str, scope: Sequence[str | None]) -> dict[str, int]:
-        return {"nterms": _count_terms(text)}  # the FTS5 row follows the text (a trigger)
+    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, int]:
+        return {"nterms": _count_terms(text, context)}  # the FTS5 row follows the text (a trigger)
 
     def _drop_tokens(self, con: sqlite3.Connection, memory_id: str) -> None:
         con.execute("DELETE FROM memory_tokens WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (memory_id,))
@@ -295,16 +299,17 @@ class SQLiteStore(SqlMemoryStore):
             " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_rowid'), 0)) + 1"
         ).fetchone()[0]
         con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_rowid', ?)", (str(first + len(records) - 1),))
-        analysed = [keywords.analyze(r.text) for r in records]  # once for the length and the index
+        analysed = [keywords.memory_terms(r.text, r.context) for r in records]  # once for the length and the index
         try:
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"
                 " actor_id, role, metadata, memory_type, source_message_ids, valid_to, invalid_reason, superseded_by,"
-                " event_id, vector, nterms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " event_id, vector, nterms, context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                   r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
                   self._list_in(unique(r.source_message_ids)), r.valid_to,
-                  r.invalid_reason, r.superseded_by, r.event_id, vectors.to_blob(r.vector, dtype), len(terms))
+                  r.invalid_reason, r.superseded_by, r.event_id, vectors.to_blob(r.vector, dtype), len(terms),
+                  r.context)
                  for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
             )
         except sqlite3.IntegrityError as exc:

@@ -320,6 +320,16 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX IF NOT EXISTS adds_pending ON adds(created_at) WHERE status = 'pending'",
         "CREATE INDEX IF NOT EXISTS adds_done ON adds(updated_at) WHERE status = 'done'",
     ],
+    # a verbatim memory's context (what was said just before its message, ``retrieval.context_messages``),
+    # kept so re-embedding, exports and moves keep it, and indexed with the memory's keywords
+    [
+        "ALTER TABLE memories ADD COLUMN context TEXT",
+        "DROP TRIGGER memories_fts_update",
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, context ON memories BEGIN
+            UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context)
+            WHERE rowid = new.rowid;
+        END""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

@@ -99,12 +99,18 @@ def scope_token(key: str, value: str) -> str:
     return f"s{key[0]}{hashlib.sha1(value.encode()).hexdigest()[:20]}"
 
 
-def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str | None, *,
-               terms: list[str] | None = None) -> str:
-    """The text of a memory's keyword index entry: its analysed terms (``terms`` when the caller
-    has them already), then its scope tokens."""
+def memory_terms(text: str, context: str | None = None) -> list[str]:
+    """A memory's index terms: its text's, then its context's (what was said just before a reply:
+    "Me too!" after "I love hiking" is found by "hiking"). BM25 counts both in the memory's length."""
+    return analyze(text) + analyze(context) if context else analyze(text)
+
+
+def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
+               context: str | None = None, *, terms: list[str] | None = None) -> str:
+    """The text of a memory's keyword index entry: its terms (``memory_terms``; ``terms`` when the
+    caller has them already), then its scope tokens."""
     scope = [scope_token(k, v) for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v]
-    return " ".join((analyze(text) if terms is None else terms) + scope)
+    return " ".join((memory_terms(text, context) if terms is None else terms) + scope)
 
 
 def query_terms(query: Any) -> list[str]:
