@@ -129,6 +129,40 @@ def test_a_failed_formation_is_an_outcome_too(memory, monkeypatch):
     assert len(memory.get_messages(user_id="u")) == 1
 
 
+def test_a_retry_while_the_first_call_still_forms_is_told_to_retry_then_answered(memory, monkeypatch):
+    """A call with the key of an add another live call is still forming waits, then gives up with
+    ``AddInProgress`` (REST: 409, Retry-After) naming the key; once the first call ends, a retry answers it."""
+    import threading
+
+    from memlane.core.errors import AddInProgress
+    from memlane.ingest import adds
+
+    forming, release = threading.Event(), threading.Event()
+    extract = memory.engine.extract
+
+    def slow(*args, **kwargs):
+        forming.set()
+        release.wait(30)
+        return extract(*args, **kwargs)
+
+    monkeypatch.setattr(memory.engine, "extract", slow)
+    monkeypatch.setattr(adds, "WAIT_SECONDS", 0.2)
+    first: dict = {}
+    call = threading.Thread(target=lambda: first.update(memory.add("I like tea", user_id="u", idempotency_key="k")))
+    call.start()
+    try:
+        assert forming.wait(30)
+        with pytest.raises(AddInProgress) as info:
+            memory.add("I like tea", user_id="u", idempotency_key="k")
+        assert info.value.key == "k"
+        assert str(info.value) == "an add with idempotency key 'k' is still being processed; retry in a moment"
+    finally:
+        release.set()
+        call.join(30)
+    assert first["results"] and memory.add("I like tea", user_id="u", idempotency_key="k") == first
+    assert len(memory.get_messages(user_id="u")) == 1
+
+
 def test_rest_and_mcp_take_the_key(tmp_path, hashing_embedder):
     """``Idempotency-Key`` on the REST adds (memlane's and mem0's routes) and ``idempotency_key`` on the
     MCP tool: a repeat answers the first result; another request under the key is a 422 / tool error."""

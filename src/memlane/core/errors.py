@@ -69,12 +69,20 @@ class StoreError(MemlaneError):
     """The storage backend failed in a way the caller cannot fix by changing input."""
 
 
-class AddKeyTaken(StoreError):
-    """An add's idempotency key is journaled already (another call with that key came first)."""
+class _AddKeyError(MemlaneError):
+    """What became of the add of an idempotency key (``key``): the message says it after the key."""
+
+    state = ""
 
     def __init__(self, key: str):
-        super().__init__(f"an add with idempotency key {key!r} is journaled already")
+        super().__init__(f"an add with idempotency key {key!r} {self.state}")
         self.key = key
+
+
+class AddKeyTaken(_AddKeyError, StoreError):
+    """An add's idempotency key is journaled already (another call with that key came first)."""
+
+    state = "is journaled already"
 
 
 class AddAlreadyDone(StoreError):
@@ -89,12 +97,10 @@ class IdempotencyKeyReused(InvalidInputError):
     """An idempotency key came back with a different request than its first use."""
 
 
-class AddInProgress(MemlaneError):
+class AddInProgress(_AddKeyError):
     """An add with this idempotency key is being formed by another live call; retry shortly."""
 
-    def __init__(self, key: str):
-        super().__init__(f"an add with idempotency key {key!r} is still being processed; retry in a moment")
-        self.key = key
+    state = "is still being processed; retry in a moment"
 
 
 class UnsupportedInputError(InvalidInputError):

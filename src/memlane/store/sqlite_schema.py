@@ -10,6 +10,28 @@ import sqlite3
 
 from memlane.core.errors import StoreError
 
+
+def _history_table(name: str, events: tuple[str, ...], *added: str) -> str:
+    """The history table as migration 1 created it (the ``events`` its CHECK allows), with the ``added``
+    columns after it: migration 10 restates it to allow MERGE (SQLite cannot alter a CHECK). Its text
+    is stored as the table's schema (``sqlite_master``): frozen like the migrations that write it."""
+    allowed = ", ".join(f"'{event}'" for event in events)
+    more = "".join(f",\n            {column}" for column in added)
+    return f"""CREATE TABLE {name} (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ({allowed})),
+            old_memory TEXT,
+            new_memory TEXT,
+            created_at TEXT NOT NULL,
+            actor_id TEXT,
+            role TEXT,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT{more}
+        )"""
+
+
 MIGRATIONS: list[list[str]] = [
     # 1: memories with their vectors, history, store metadata, idempotency keys
     [
@@ -33,19 +55,7 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memories_agent ON memories(agent_id, created_at) WHERE agent_id IS NOT NULL",
         "CREATE INDEX memories_run ON memories(run_id, created_at) WHERE run_id IS NOT NULL",
         "CREATE INDEX memories_created ON memories(created_at)",
-        """CREATE TABLE history (
-            id INTEGER PRIMARY KEY,
-            memory_id TEXT NOT NULL,
-            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
-            old_memory TEXT,
-            new_memory TEXT,
-            created_at TEXT NOT NULL,
-            actor_id TEXT,
-            role TEXT,
-            user_id TEXT,
-            agent_id TEXT,
-            run_id TEXT
-        )""",
+        _history_table("history", ("ADD", "UPDATE", "DELETE")),
         "CREATE INDEX history_memory ON history(memory_id, id)",
         "CREATE TABLE applied_keys (key TEXT PRIMARY KEY, created_at TEXT NOT NULL) WITHOUT ROWID",
     ],
@@ -220,20 +230,7 @@ MIGRATIONS: list[list[str]] = [
     # maintenance (seed 002): history records MERGE events. SQLite cannot change a CHECK constraint,
     # so the table is rebuilt (its rows, ids and indexes as they were).
     [
-        """CREATE TABLE history_merge (
-            id INTEGER PRIMARY KEY,
-            memory_id TEXT NOT NULL,
-            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE')),
-            old_memory TEXT,
-            new_memory TEXT,
-            created_at TEXT NOT NULL,
-            actor_id TEXT,
-            role TEXT,
-            user_id TEXT,
-            agent_id TEXT,
-            run_id TEXT,
-            reason TEXT
-        )""",
+        _history_table("history_merge", ("ADD", "UPDATE", "DELETE", "MERGE"), "reason TEXT"),
         "INSERT INTO history_merge (id, memory_id, event, old_memory, new_memory, created_at, actor_id, role,"
         " user_id, agent_id, run_id, reason) SELECT id, memory_id, event, old_memory, new_memory, created_at,"
         " actor_id, role, user_id, agent_id, run_id, reason FROM history",
