@@ -9,8 +9,11 @@ the per-stage timings come from the search's own ``metadata``. The modes run in
 alternating blocks of ``--block`` queries (a noisy machine slows every mode alike),
 each query embedded once before its block and its embedding timed alone.
 
+With ``--context`` every memory keeps the one before it as its context (a conversation stored
+verbatim, each message answering the last): keyword entries twice as long, as in such a store.
+
     python benchmarks/bench_retrieval.py [--size 100000] [--users 1000] [--queries 500] [--block 50]
-                                         [--embedder NAME] [--out FILE]
+                                         [--embedder NAME] [--context] [--out FILE]
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ from common import pct, sentence, summary, unit_vectors, write_report  # noqa: E
 
 
 
-def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:
+def fill(memory: Memory, size: int, users: int, rng: random.Random, context: bool = False) -> float:
     nprng = np.random.default_rng(7)
     started = time.perf_counter()
     now = now_iso()
+    previous = None
     for start in range(0, size, 5000):
         count = min(5000, size - start)
         vectors = unit_vectors(nprng, count)
@@ -51,7 +55,9 @@ def fill(memory: Memory, size: int, users: int, rng: random.Random) -> float:
             tokens = unit_vectors(nprng, rng.randint(8, 24))
             text = sentence(rng, TEMPLATES)
             records.append(MemoryRecord(id=str(uuid.uuid4()), text=text, hash="", created_at=now, updated_at=now,
-                                        user_id=f"user{(start + i) % users}", vector=vectors[i], token_vectors=tokens))
+                                        user_id=f"user{(start + i) % users}", vector=vectors[i], token_vectors=tokens,
+                                        context=previous if context else None))
+            previous = text
         memory.store.apply(ChangeSet(inserts=records))
     return time.perf_counter() - started
 
@@ -63,6 +69,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--block", type=int, default=50)
     parser.add_argument("--embedder", help="a registered embedder provider (default: the default model)")
+    parser.add_argument("--context", action="store_true", help="each memory keeps the one before as its context")
     parser.add_argument("--out")
     args = parser.parse_args()
     rng = random.Random(11)
@@ -72,7 +79,7 @@ def main() -> None:
         if args.embedder:
             config["embedder"] = {"provider": args.embedder}
         memory = Memory(config)
-        fill_s = fill(memory, args.size, args.users, rng)
+        fill_s = fill(memory, args.size, args.users, rng, args.context)
         queries = [sentence(rng, QUERIES) + f" ({n})" for n in range(args.queries)]  # distinct: no cache hits
         for q in queries[:20]:  # warm up the model, the caches and the reranker
             memory.search(q, user_id="user1", limit=10, keyword_search=True, rerank=True)
@@ -108,7 +115,7 @@ def main() -> None:
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
-        "embedder": memory_name, "size": args.size, "users": args.users, "queries": args.queries, "fill_s": round(fill_s, 1),
+        "embedder": memory_name, "context": args.context, "size": args.size, "users": args.users, "queries": args.queries, "fill_s": round(fill_s, 1),
         "query_embedding_ms": summary(embed_ms),
         "search": {mode: {k: summary(v) for k, v in t.items()} for mode, t in timings.items()},
         "full_mode_stage_ms": {k: summary(v) for k, v in stage_ms.items() if v},
