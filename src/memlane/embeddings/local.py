@@ -27,6 +27,8 @@ from memlane.embeddings.onnx_export import variant_tag
 from memlane.embeddings.runtime import Runtime, TokenOutput
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+#: names that mean the model installed with memlane (``model``: a directory, or one of these)
+BUNDLED_NAMES = (DEFAULT_MODEL_NAME, f"sentence-transformers/{DEFAULT_MODEL_NAME}")
 
 
 class LocalEmbedderConfig(BaseModel):
@@ -126,7 +128,7 @@ class LocalEmbedder:
     def __init__(self, model: str | None = None, *, embedding_dims: int | None = None, batch_size: int = 64,
                  device: str = "cpu", threads: int | None = None, runtime: str = "auto",
                  quantize: str | None = None, cache_dir: str | Path | None = None):
-        if model is None:
+        if model is None or (model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()):
             self.path = default_model_dir()
             model_name = DEFAULT_MODEL_NAME
         else:
@@ -134,7 +136,8 @@ class LocalEmbedder:
             if not self.path.is_dir():
                 raise ConfigError(
                     f"embedder.config.model: {model!r} is not a directory. The local embedder loads a "
-                    "sentence-transformers model from disk and never downloads one; give the model's directory"
+                    "sentence-transformers model from disk and never downloads one; give the model's directory, "
+                    f"or {DEFAULT_MODEL_NAME!r} for the one installed with memlane"
                 )
             model_name = self.path.name if self.path.name != "model" else self.path.parent.name
         plan = _choose_runtime(self.path, device, runtime, quantize)
