@@ -85,13 +85,14 @@ class RetrievalConfig(BaseModel):
     rerank_top: int = Field(50, ge=1, le=1000)
     fusion: Literal["weighted", "rrf"] = "weighted"
     #: share of the keyword score (a share of the query, store/bm25.py) in weighted fusion (the vector
-    #: score has the rest); 0.6 chosen by every fold of LoCoMo's leave-one-conversation-out tuning
-    keyword_weight: float = Field(0.6, ge=0, le=1)
+    #: score has the rest); 0.7 chosen by every fold of LoCoMo's leave-one-conversation-out tuning
+    #: (conversations stored through ``add``, replies' context in their keyword entries)
+    keyword_weight: float = Field(0.7, ge=0, le=1)
     rrf_k: int = Field(60, ge=1)
     #: bonus (on min-max normalised scores) for memories created on a date the query names ("in August 2023")
-    date_weight: float = Field(0.3, ge=0, le=1)
+    date_weight: float = Field(0.5, ge=0, le=1)
     #: share of the better time-neighbour's score each candidate gains (a reply next to the matching turn)
-    neighbour_weight: float = Field(0.4, ge=0, le=1)
+    neighbour_weight: float = Field(0.8, ge=0, le=1)
     #: candidates created at most this far apart (seconds) count as neighbours
     neighbour_gap_seconds: float = Field(3600, ge=0)
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
