@@ -127,17 +127,21 @@ def test_dates_named_in_a_query_become_time_windows():
     assert spans("what did we do last week?") == [] and spans("my May plans") == []
 
 
+def _candidate(name, score, created, user="u", actor=None, context=None):
+    record = MemoryRecord(id=name, text=name, hash="", created_at=created, updated_at=created, user_id=user,
+                          actor_id=actor, context=context)
+    return Candidate(record, score, score=score)
+
+
 def test_timeline_lends_neighbours_score_and_boosts_named_dates():
-    def cand(name, score, created, user="u"):
-        record = MemoryRecord(id=name, text=name, hash="", created_at=created, updated_at=created, user_id=user)
-        return Candidate(record, score, score=score)
+    cand = _candidate
 
     def pool():
-        return [cand("match", 0.9, "2023-05-08T13:56:00+00:00"),
+        return [cand("match", 0.9, "2023-05-08T13:56:00+00:00", actor="Ana"),
                 cand("isolated", 0.5, "2023-01-01T10:00:00+00:00"),
-                cand("reply", 0.5, "2023-05-08T13:56:01+00:00"),  # right after the match
-                cand("later", 0.5, "2023-05-08T15:00:00+00:00"),  # two hours after the reply: too far
-                cand("elsewhere", 0.5, "2023-05-08T13:56:02+00:00", user="v"),  # another user's memory
+                cand("reply", 0.5, "2023-05-08T13:56:01+00:00", actor="Bo", context="match"),  # right after the match
+                cand("later", 0.5, "2023-05-08T15:00:00+00:00", actor="Ana"),  # two hours after the reply: too far
+                cand("elsewhere", 0.5, "2023-05-08T13:56:02+00:00", user="v", actor="Cy"),  # another user's memory
                 cand("bottom", 0.1, "2023-02-01T00:00:00+00:00")]
 
     ranked, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.4,
@@ -150,6 +154,22 @@ def test_timeline_lends_neighbours_score_and_boosts_named_dates():
     unchanged, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.0,
                                      neighbour_gap_seconds=3600)
     assert [c.record.id for c in unchanged] == [c.record.id for c in pool()] and info == {}
+
+
+@pytest.mark.parametrize("first, second, lent", [
+    ({}, {}, False),  # two notes stored one after another (no speakers, no reply): not a conversation
+    ({"actor": "Ana"}, {"actor": "Ana"}, False),  # one person's consecutive notes
+    ({"actor": "Ana"}, {"actor": "Bo"}, True),  # two people talking
+    ({}, {"context": "the message it answers"}, True),  # a reply stored with what it answers
+    ({"actor": "Ana", "context": "Bo's question"}, {"actor": "Ana"}, True),  # a reply, then its speaker goes on
+])
+def test_only_turns_of_a_conversation_lend_each_other_score(first, second, lent):
+    pool = [_candidate("a", 0.9, "2023-05-08T13:56:00+00:00", **first),
+            _candidate("b", 0.2, "2023-05-08T13:56:30+00:00", **second)]
+    ranked, info = timeline.apply(pool, Query("anything"), date_weight=0.3, neighbour_weight=0.5,
+                                  neighbour_gap_seconds=3600)
+    assert info["neighbour_pairs"] == int(lent)
+    assert {c.record.id: c.score for c in ranked}["b"] == pytest.approx(0.5 if lent else 0.0)
 
 
 TALK = [
@@ -167,10 +187,12 @@ TALK = [
 def test_search_weighs_time_neighbours_and_named_dates(tmp_path, embedder, timeline_on):
     weights = {"neighbour_weight": 0.4, "date_weight": 0.3} if timeline_on else {"neighbour_weight": 0, "date_weight": 0}
     # the reranker given an even say, where it alone puts the look-alike first: the timeline's part shows
+    # the speakers are named (turns of a conversation), their names already in the texts: not embedded again
     config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"store_token_vectors": True, "rerank_weight": 0.5,
-                                                                **weights}}
+                                                                "embed_actor": False, **weights}}
     with Memory(config, embedder=embedder) as m:
-        m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at) for at, text in TALK])
+        m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at, actor_id=text.split(":")[0])
+                  for at, text in TALK])
         offsite = m.search("Where will the team offsite be?", user_id="u", keyword_search=True, rerank=True, limit=3)
         hiking = m.search("Who did Ana go hiking with in August 2023?", user_id="u", keyword_search=True, limit=2)
         vector = m.search("Who did Ana go hiking with in August 2023?", user_id="u", limit=2, keyword_search=False)

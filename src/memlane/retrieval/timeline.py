@@ -10,7 +10,10 @@ Two signals, applied to the fused candidate pool before reranking:
   turns). Candidates are put in time order — ``created_at``, then the
   time-ordered id, within one user/agent/run — and each gains
   ``neighbour_weight`` times the better score of the nearest candidates
-  before and after it, when they are at most ``neighbour_gap_seconds`` apart.
+  before and after it, when they are at most ``neighbour_gap_seconds`` apart
+  and turns of a conversation (``conversation_turns``: one is a reply stored
+  with its context, or two people said them): notes stored one after another
+  are not lent each other's score.
   Only candidates already in the pool lend each other score (memories outside
   it are skipped over), so the stage costs no store access; on LoCoMo this
   pool-order variant did as well as lending between truly adjacent turns.
@@ -40,6 +43,12 @@ def _moment(text: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+def conversation_turns(a: Any, b: Any) -> bool:
+    """Whether two memories (records) close in time are turns of one conversation: one of them
+    answers the message before it (stored with that ``context``), or two speakers said them."""
+    return bool(a.context or b.context or (a.actor_id and b.actor_id and a.actor_id != b.actor_id))
+
+
 def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neighbour_weight: float,
           neighbour_gap_seconds: float) -> tuple[list[Candidate], dict[str, Any]]:
     """Re-score the pool with both signals and return it re-sorted, plus what happened (for the trace)."""
@@ -63,8 +72,10 @@ def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neig
         pairs = 0
         if len(timed) > 1:
             before, after = timed[:-1], timed[1:]
+            records = [c.record for c in candidates]
             near = (seconds[after] - seconds[before] <= neighbour_gap_seconds) & \
-                np.fromiter((scope[a] == scope[b] for a, b in zip(before, after)), bool, len(before))
+                np.fromiter((scope[a] == scope[b] and conversation_turns(records[a], records[b])
+                             for a, b in zip(before, after)), bool, len(before))
             before, after = before[near], after[near]
             np.maximum.at(lent, before, scores[after])
             np.maximum.at(lent, after, scores[before])
