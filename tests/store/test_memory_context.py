@@ -60,8 +60,8 @@ def test_a_reply_keeps_what_it_answers_and_shows_it(memory, messages, expected):
 
 
 def test_a_reply_is_a_keyword_hit_for_the_words_it_answers(memory):
+    memory.add("golf on Sunday", user_id="u", infer=False, timestamp="2026-03-01T07:00:00+00:00")  # hours before
     memory.add(CONVERSATION, user_id="u", infer=False)
-    memory.add("golf on Sunday", user_id="u", infer=False)
     assert keyword_hits(memory, "Alps") == [HIKE, REPLY]
     assert keyword_hits(memory, "jealous") == [REPLY]  # the context is not indexed with the message before
     assert keyword_hits(memory, "golf") == ["golf on Sunday"]
@@ -130,3 +130,34 @@ def _written(folder, lines):
     path = folder / "lines.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
+
+
+def _said(minutes):
+    return f"2026-03-01T10:{minutes:02d}:00+00:00"
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    # a conversation added turn by turn: the reply gets the turn before it, as in one add
+    ({"name": "Ann", "at": 0}, {"name": "Bo", "at": 1}, HIKE),
+    # the same person going on: each note its own
+    ({"name": "Ann", "at": 0}, {"name": "Ann", "at": 1}, None),
+    # more than retrieval.neighbour_gap_seconds (an hour) later: another conversation
+    ({"name": "Ann", "at": 0}, {"name": "Bo", "at": 59, "hours": 2}, None),
+    # said before the stored turn (an older conversation imported later)
+    ({"name": "Ann", "at": 30}, {"name": "Bo", "at": 1}, None),
+])
+def test_a_conversation_added_turn_by_turn_gives_replies_their_context(memory, first, second, expected):
+    def add(text, turn):
+        at = _said(turn["at"]).replace("T10", f"T{10 + turn.get('hours', 0)}")
+        return memory.add([{"role": "user", "name": turn["name"], "content": text}], user_id="u", infer=False,
+                          timestamp=at)
+
+    add(HIKE, first)
+    add(REPLY, second)
+    assert stored(memory) == {HIKE: None, REPLY: expected}
+
+
+def test_turns_of_another_scope_are_not_context(memory):
+    memory.add([{"role": "user", "name": "Ann", "content": HIKE}], user_id="someone-else", infer=False)
+    memory.add([{"role": "user", "name": "Bo", "content": REPLY}], user_id="u", infer=False)
+    assert stored(memory) == {REPLY: None}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlane.core import filters as flt
-from memlane.core import validation
+from memlane.core import timeutil, validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import ChangeSet
 from memlane.core.config import MemoryConfig
@@ -79,16 +79,35 @@ class Formation(Pipeline):
         (``[{"message_id", "reason"}]``)."""
         window = self.config.retrieval.context_messages
         received, promoted = call.messages, call.promoted
+        # a conversation added turn by turn: the turns stored just before this add are read as its first
+        # message's context, as if the conversation had come in one add
+        before = self.earlier_turns(call, message_ids, times[0]) if window and received else []
+        talk = [*before, *received]
         drafts = [
             NewMemory(text=m.content, actor_id=promoted.get("actor_id", m.name), role=promoted.get("role", m.role),
                       metadata=call.metadata, memory_type=call.memory_type, source_message_ids=[message_ids[i]],
-                      context=reply_context(received, i, window),
+                      context=reply_context(talk, len(before) + i, window),
                       created_at=times[i], updated_at=times[i], **call.expiry, **call.ids)
             for i, m in enumerate(received) if m.role != "system"
         ]
         skipped = [{"message_id": message_ids[i], "reason": offline_extract.SYSTEM}
                    for i, m in enumerate(received) if m.role == "system"]
         return drafts, skipped
+
+    def earlier_turns(self, call: AddCall, message_ids: list[str], said_at: str) -> list[Message]:
+        """The messages of the call's scope stored just before this add's (at most
+        ``retrieval.context_messages``), when the last of them was said at most
+        ``retrieval.neighbour_gap_seconds`` before the add's first message (the same conversation; not
+        after it: an older conversation imported later has no context from newer ones); system messages
+        are not turns."""
+        settings = self.config.retrieval
+        where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in call.ids.items()))
+        own = set(message_ids)
+        stored = [m for m in self.store.messages(where, settings.context_messages + len(message_ids))
+                  if m.id not in own and m.role != "system"][-settings.context_messages:]
+        if not stored or not 0 <= timeutil.seconds_between(stored[-1].created_at, said_at) <= settings.neighbour_gap_seconds:
+            return []
+        return [Message(role=m.role, content=m.content, name=m.name) for m in stored]
 
     def form(self, call: AddCall, message_ids: list[str], outcome: dict[str, Any],
              graph: GraphChanges, said_at: str) -> ChangeSet | None:
