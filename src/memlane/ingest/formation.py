@@ -105,7 +105,9 @@ class Formation(Pipeline):
         own = set(message_ids)
         stored = [m for m in self.store.messages(where, settings.context_messages + len(message_ids))
                   if m.id not in own and m.role != "system"][-settings.context_messages:]
-        if not stored or not 0 <= timeutil.seconds_between(stored[-1].created_at, said_at) <= settings.neighbour_gap_seconds:
+        if not stored:
+            return []
+        if not 0 <= timeutil.seconds_between(stored[-1].created_at, said_at) <= settings.neighbour_gap_seconds:
             return []
         return [Message(role=m.role, content=m.content, name=m.name) for m in stored]
 
