@@ -128,11 +128,12 @@ class LocalEmbedder:
     def __init__(self, model: str | None = None, *, embedding_dims: int | None = None, batch_size: int = 64,
                  device: str = "cpu", threads: int | None = None, runtime: str = "auto",
                  quantize: str | None = None, cache_dir: str | Path | None = None):
-        if model is None or (model in BUNDLED_NAMES and not Path(model).expanduser().is_dir()):
+        given = Path(model).expanduser() if model is not None else None
+        if given is None or (model in BUNDLED_NAMES and not given.is_dir()):
             self.path = default_model_dir()
             model_name = DEFAULT_MODEL_NAME
         else:
-            self.path = Path(model).expanduser()
+            self.path = given
             if not self.path.is_dir():
                 raise ConfigError(
                     f"embedder.config.model: {model!r} is not a directory. The local embedder loads a "

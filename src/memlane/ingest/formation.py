@@ -26,7 +26,7 @@ from memlane.core.changes import ChangeSet
 from memlane.core.config import MemoryConfig
 from memlane.core.graph_models import GraphChanges
 from memlane.core.models import Message, NewMemory, text_hash
-from memlane.core.scope import ACTIVE, FORMED
+from memlane.core.scope import ACTIVE, FORMED, scoped_filter
 from memlane.embeddings import Embeddings, memory_text
 from memlane.ingest import candidates as formation_candidates
 from memlane.ingest import offline_extract, records, speakers
@@ -101,10 +101,9 @@ class Formation(Pipeline):
         after it: an older conversation imported later has no context from newer ones); system messages
         are not turns."""
         settings = self.config.retrieval
-        where = flt.conjoin(*(flt.Compare(flt.Field(column=k), "eq", v) for k, v in call.ids.items()))
         own = set(message_ids)
-        stored = [m for m in self.store.messages(where, settings.context_messages + len(message_ids))
-                  if m.id not in own and m.role != "system"][-settings.context_messages:]
+        latest = self.store.messages(scoped_filter(call.ids, None), settings.context_messages + len(message_ids))
+        stored = [m for m in latest if m.id not in own and m.role != "system"][-settings.context_messages:]
         if not stored:
             return []
         if not 0 <= timeutil.seconds_between(stored[-1].created_at, said_at) <= settings.neighbour_gap_seconds:

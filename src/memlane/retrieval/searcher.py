@@ -47,6 +47,20 @@ STAGES = ("keyword_search", "rerank", "filter_memories")
 _SLOTS: dict[str, threading.BoundedSemaphore] = {}
 _slots_lock = threading.Lock()
 
+
+def _turns(store: Store) -> threading.BoundedSemaphore | None:
+    """The semaphore shared by every searcher of this process over a store of ``store``'s provider that
+    limits its searches at once (``SEARCH_SLOTS``), or None for a store whose searches run elsewhere."""
+    slots = getattr(store, "SEARCH_SLOTS", None)
+    if not slots:
+        return None
+    turns = _SLOTS.get(store.provider)  # made once per provider; no lock on a search's path after that
+    if turns is None:
+        with _slots_lock:
+            turns = _SLOTS.setdefault(store.provider, threading.BoundedSemaphore(slots))
+    return turns
+
+
 #: memories each search of ``evidence`` reads (vector and keywords, per pool)
 EVIDENCE_CANDIDATES = 10
 
@@ -109,8 +123,7 @@ class Searcher:
         vector is cached, and it asks for nothing but the store's lookups (the vector search; the keyword
         search too on a store searched in this process, ``SEARCH_SLOTS``: SQLite), no rerank or filter."""
         flags = self.flags(keyword_search, rerank, filter_memories)
-        if flags["rerank"] or flags["filter_memories"] or \
-                (flags["keyword_search"] and not getattr(self.store, "SEARCH_SLOTS", None)):
+        if flags["rerank"] or flags["filter_memories"] or (flags["keyword_search"] and _turns(self.store) is None):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
 
@@ -208,12 +221,9 @@ class Searcher:
         searches/s, 1,196 taking turns). A search that may wait for a model or an LLM (rerank, an LLM
         filter) does not take one: it would hold up the others, a cached search on the server's event
         loop among them."""
-        slots = getattr(self.store, "SEARCH_SLOTS", None)
         waits = flags.get("rerank") or (flags.get("filter_memories") and self.config.llm is not None)
-        if not slots or waits:
-            return contextlib.nullcontext()
-        with _slots_lock:
-            return _SLOTS.setdefault(self.store.provider, threading.BoundedSemaphore(slots))
+        turns = None if waits else _turns(self.store)
+        return contextlib.nullcontext() if turns is None else turns
 
     def _ranked(self, trace: Trace, query: Query, where: flt.Node, flags: dict[str, bool], limit: int,
                 threshold: float | None, as_of: Moment, detailed: bool) -> list[dict[str, Any]]:

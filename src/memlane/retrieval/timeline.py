@@ -72,9 +72,8 @@ def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neig
         pairs = 0
         if len(timed) > 1:
             before, after = timed[:-1], timed[1:]
-            records = [c.record for c in candidates]
             near = (seconds[after] - seconds[before] <= neighbour_gap_seconds) & \
-                np.fromiter((scope[a] == scope[b] and conversation_turns(records[a], records[b])
+                np.fromiter((scope[a] == scope[b] and conversation_turns(candidates[a].record, candidates[b].record)
                              for a, b in zip(before, after)), bool, len(before))
             before, after = before[near], after[near]
             np.maximum.at(lent, before, scores[after])

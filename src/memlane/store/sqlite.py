@@ -97,11 +97,10 @@ def register_functions(con: sqlite3.Connection) -> None:
     """The SQL functions memlane's schema and queries call (the filter language's JSON match,
     the keyword index's terms and lengths); every connection to a store needs them."""
     con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
-    # (text, user_id, agent_id, run_id[, context]) and (text[, context]): pages have no context
+    # (text, user_id, agent_id, run_id[, context]): pages and the migrations before memories' context have none
     con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
     con.create_function("ml_index_terms", 5, keywords.index_text, deterministic=True)
     con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
-    con.create_function("ml_count_terms", 2, _count_terms, deterministic=True)
     # filters.NOW, the time a read checks validity against. Declared deterministic so SQLite evaluates it
     # once per statement execution (a constant factored out of the row loop, as PostgreSQL's
     # statement_timestamp()), not once per row: counting 100,000 memories calls it once
