@@ -16,7 +16,7 @@ import numpy as np
 from memlane.core import filters as flt
 from memlane.core.models import MemoryRecord
 from memlane.core.query import Query
-from memlane.store import Store
+from memlane.store import SearchReads, Store
 
 Hit = TypeVar("Hit", bound=tuple)
 
@@ -38,13 +38,13 @@ class SearchableStore:
     def __init__(self, store: Store):
         self._store = store
 
-    def search(self, query: np.ndarray, where: flt.Node, limit: int,
-               threshold: float | None) -> list[tuple[MemoryRecord, float]]:
-        return _kept(lambda k: self._store.search(query, where, k, threshold), limit)
+    def search(self, query: np.ndarray, where: flt.Node, limit: int, threshold: float | None,
+               reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
+        return _kept(lambda k: self._store.search(query, where, k, threshold, reads), limit)
 
-    def keyword_search(self, query: str | Query, vector: np.ndarray, where: flt.Node,
-                       limit: int) -> list[tuple[MemoryRecord, float, float]]:
-        return _kept(lambda k: self._store.keyword_search(query, vector, where, k), limit)
+    def keyword_search(self, query: str | Query, vector: np.ndarray, where: flt.Node, limit: int,
+                       reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
+        return _kept(lambda k: self._store.keyword_search(query, vector, where, k, reads), limit)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -39,7 +39,7 @@ from memlane.retrieval import actors, context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.retrieval.searchable import SearchableStore
-from memlane.store import Store
+from memlane.store import SearchReads, Store
 
 STAGES = ("keyword_search", "rerank", "filter_memories")
 
@@ -188,15 +188,18 @@ class Searcher:
         return [record.to_item(round(max(0.0, score), 6))
                 for record, score in zip(records, self._common([cosine for _, cosine in hits]))]
 
-    def _vector_hits(self, vector: Any, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float]]:
-        """The store's nearest memories with their cosines on the common scale."""
-        hits = self.store.search(vector, where, limit, None)
+    def _vector_hits(self, vector: Any, where: flt.Node, limit: int,
+                     reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
+        """The store's nearest memories with their cosines on the common scale (``reads``: the search's
+        records read so far, ``Store.search``)."""
+        hits = self.store.search(vector, where, limit, None, reads)
         common = self._common([cosine for _, cosine in hits])
         return [(record, similarity) for (record, _), similarity in zip(hits, common)]
 
-    def _keyword_hits(self, query: Query, where: flt.Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+    def _keyword_hits(self, query: Query, where: flt.Node, limit: int,
+                      reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """The store's keyword matches: (record, keyword share of the query, cosine on the common scale)."""
-        hits = self.store.keyword_search(query, query.vector, where, limit)
+        hits = self.store.keyword_search(query, query.vector, where, limit, reads)
         common = self._common([cosine for _, _, cosine in hits])
         return [(record, bm25, similarity) for (record, bm25, _), similarity in zip(hits, common)]
 
@@ -229,16 +232,21 @@ class Searcher:
                 threshold: float | None, as_of: Moment, detailed: bool) -> list[dict[str, Any]]:
         settings = self.config.retrieval
         pool = max(limit, settings.candidates)
+        reads = SearchReads()  # the stages' candidates overlap: each record read once
+
+        def vector_hits(vector: Any, scoped: flt.Node, k: int) -> list[tuple[MemoryRecord, float]]:
+            return self._vector_hits(vector, scoped, k, reads)
+
         with trace.stage("candidates", within="vector", fatal=True):
-            candidates = [Candidate(r, s, score=s) for r, s in self._vector_hits(query.vector, where, pool)]
+            candidates = [Candidate(r, s, score=s) for r, s in vector_hits(query.vector, where, pool)]
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                candidates, named, found = actors.join(self._vector_hits, query, where, candidates, pool)
+                candidates, named, found = actors.join(vector_hits, query, where, candidates, pool)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
-                hits = self._keyword_hits(query, where, pool)
+                hits = self._keyword_hits(query, where, pool, reads)
                 stage["matches"] = len(hits)
                 candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
                                          method=settings.fusion, keyword_weight=settings.keyword_weight,

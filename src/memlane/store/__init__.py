@@ -15,9 +15,9 @@ from memlane.core.defaults import DEFAULT_TENANT  # noqa: F401  (the tenant of M
 from memlane.core.errors import ConfigError
 from memlane.core.registry import Registry
 from memlane.core.validation import tenant_name
-from memlane.store.base import ChangeSet, Delete, Store, StoreInfo, Update
+from memlane.store.base import ChangeSet, Delete, SearchReads, Store, StoreInfo, Update
 
-__all__ = ["ChangeSet", "Delete", "Store", "StoreInfo", "Update", "create_store", "check_dims", "recorded_embedders", "SQLiteStoreConfig", "sqlite_path",
+__all__ = ["ChangeSet", "Delete", "SearchReads", "Store", "StoreInfo", "Update", "create_store", "check_dims", "recorded_embedders", "SQLiteStoreConfig", "sqlite_path",
            "PostgresStoreConfig", "DATABASE_URL_ENV", "DEFAULT_TENANT", "postgres_settings", "postgres_config",
            "postgres_database", "STORES"]
 

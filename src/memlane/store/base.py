@@ -40,6 +40,18 @@ class ReembedItem(NamedTuple):
     context: str | None = None
 
 
+class SearchReads:
+    """The records one search has read, kept for its later stages: the vector candidates, the actor
+    focus's and the keyword matches overlap (a LoCoMo conversation: 300 candidates, 170 memories), and
+    each memory's record is built once. Keyed by the store's own row key; a store whose search reads a
+    record's columns with its scores (PostgreSQL, one round trip) may leave it unused."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: dict[Any, MemoryRecord] = {}
+
+
 class Store(Protocol):
     def bind_embedder(self, name: str, dims: int) -> None:
         """Record the embedder filling the store; raise ``EmbedderMismatchError`` if another one did."""
@@ -58,19 +70,22 @@ class Store(Protocol):
     def with_vectors(self, where: Node) -> tuple[list[MemoryRecord], np.ndarray]:
         """Every matching memory, oldest first, and their vectors as one (memories × dims) float32 matrix."""
 
-    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
-        """Matching memories by cosine similarity to the unit vector ``query``, best first."""
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
+               reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
+        """Matching memories by cosine similarity to the unit vector ``query``, best first (``reads``: the
+        records this search has read already, and where to keep those it reads)."""
 
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
         """The union of each query's ``k`` nearest matching memories, and the full
         (queries × memories) cosine matrix between them (reconciliation input)."""
 
     def keyword_search(self, query: str | Query, vector: np.ndarray, where: Node,
-                       limit: int) -> list[tuple[MemoryRecord, float, float]]:
+                       limit: int, reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """Matching memories by BM25 over the keyword index, best first, as (record, keyword score,
         cosine similarity to ``vector``): the score is the BM25 as a share of the query's ideal
         (``store/bm25.py``: 1 for a memory of average length holding every query term once). The terms
-        are ``keywords.query_terms(query)``: a ``Query``'s own, analysed once per search."""
+        are ``keywords.query_terms(query)``: a ``Query``'s own, analysed once per search. ``reads``: as
+        for ``search``."""
 
     def token_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored late-interaction token vectors of the given memories (those that have them)."""

@@ -44,6 +44,7 @@ from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAG
 from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
 from memlane.store import postgres_schema as schema
+from memlane.store.base import SearchReads
 from memlane.store.placement import MOVE_LOCK, Placement, TenantMovedError
 from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql
 from memlane.store.sql import RECORD_COLUMNS, RECORD_WIDTH, SqlMemoryStore, added_history, unique
@@ -614,7 +615,9 @@ class PostgresStore(SqlMemoryStore):
             (self.tenant, *scope.values(), self.exact_search_limit + 1)).fetchone()[0]
         return n <= self.exact_search_limit
 
-    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
+               reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
+        """``reads`` is not used: the records come with their scores, in the search's one round trip."""
         dims = self._dims()
         sql, params = self.compiler.compile(where)
         query = np.asarray(query, dtype=np.float32)
@@ -653,7 +656,8 @@ class PostgresStore(SqlMemoryStore):
         rows = self._run(run)
         return [(self._record(r), float(r[RECORD_WIDTH])) for r in rows]
 
-    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int,
+                       reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         terms = keywords.query_terms(query)
         if not terms:
             return []

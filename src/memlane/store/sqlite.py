@@ -30,6 +30,7 @@ from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAG
 from memlane.core.models import MemoryRecord
 from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
+from memlane.store.base import SearchReads
 from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
 from memlane.store.sqlite_filters import JSON_FUNCTION, NOW_SQL, SqliteFilterCompiler
@@ -330,14 +331,24 @@ class SQLiteStore(SqlMemoryStore):
 
     # -- search ---------------------------------------------------------------
 
-    def _records_by_rowid(self, con: sqlite3.Connection, rowids: list[int]) -> dict[int, MemoryRecord]:
+    def _records_by_rowid(self, con: sqlite3.Connection, rowids: list[int],
+                          reads: SearchReads | None = None) -> dict[int, MemoryRecord]:
+        """The records of ``rowids`` that exist (with ``reads``: those it lacks read, kept in it, and
+        it returned: a superset)."""
+        if reads is not None:
+            known = reads.records
+            missing = [rowid for rowid in rowids if rowid not in known]
+            if missing:
+                known.update(self._records_by_rowid(con, missing))
+            return known
         rows = con.execute(
             f"SELECT m.rowid, {RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(rowids),),
         ).fetchall()
         return {row[0]: self._record(row[1:]) for row in rows}
 
-    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None) -> list[tuple[MemoryRecord, float]]:
+    def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
+               reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
         dims = self._dims()
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
@@ -351,10 +362,11 @@ class SQLiteStore(SqlMemoryStore):
                 hits = [(int(rowids[i]), float(scores[i])) for i in best]
             else:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
-            records = self._records_by_rowid(con, [rowid for rowid, _ in hits])
+            records = self._records_by_rowid(con, [rowid for rowid, _ in hits], reads)
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
 
-    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int) -> list[tuple[MemoryRecord, float, float]]:
+    def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int,
+                       reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """FTS5 finds the matching rows (the scope ids go into the MATCH, so only the scope's postings
         are read); the scores are ``store/bm25.py``'s over the rows ``where`` admits, not FTS5's
         ``bm25()``, whose statistics span the whole file (every user) and count scope tokens."""
@@ -377,7 +389,7 @@ class SQLiteStore(SqlMemoryStore):
                                                covering=lambda: self._lengths_index_pays(con, where))
             best = bm25.rank(term_hits(rows, terms), n, avgdl, limit, terms=terms)
             rowids = [rowid for rowid, _ in best]
-            records = self._records_by_rowid(con, rowids)
+            records = self._records_by_rowid(con, rowids, reads)
             blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
                                      (json.dumps(rowids),)).fetchall())
         best = [(rowid, score) for rowid, score in best if rowid in records]

@@ -1,0 +1,66 @@
+"""A search's stages share the records they read (store.base.SearchReads): the vector candidates, the
+actor focus's and the keyword matches overlap, and each memory's record is built once — with the same
+results as when every stage reads its own."""
+
+import pytest
+
+from memlane import Memory
+from memlane.retrieval import searcher as searcher_module
+from memlane.store.sqlite import SQLiteStore
+
+from conftest import sqlite_config
+
+#: two speakers whose turns share words, so the stages' candidates overlap
+TURNS = [("Caroline" if i % 2 else "Melanie", text) for i, text in enumerate([
+    "Melanie, where should we go camping this summer?", "I painted a sunrise over the lake last week",
+    "Caroline went to a support group for the first time", "We pitched our tent by the lake with the kids",
+    "The camping trip went wrong when it rained", "My painting class starts again in August",
+    "Caroline is researching adoption agencies", "Melanie runs to destress after work",
+    "Did you go camping with the kids again?", "I finished the sunrise painting for my mother",
+])]
+
+QUERIES = ["Where did Melanie go camping?", "What did Caroline research?", "When did Melanie paint a sunrise?",
+           "What does Melanie do to destress?", "lake kids tent"]
+
+FLAGS = [{}, {"keyword_search": True, "rerank": True}, {"keyword_search": False}, {"keyword_search": True}]
+
+
+def _answers(memory: Memory) -> list:
+    return [[(hit["id"], hit["score"]) for hit in memory.search(q, user_id="chat", limit=5, **flags)["results"]]
+            for q in QUERIES for flags in FLAGS]
+
+
+@pytest.fixture
+def filled(tmp_path, hashing_embedder):
+    config = sqlite_config(tmp_path / "reads.db")
+    config["retrieval"] = {"store_token_vectors": True}
+    with Memory(config, embedder=hashing_embedder) as memory:
+        for name, text in TURNS:
+            memory.add([{"role": "user", "name": name, "content": text}], user_id="chat", infer=False)
+        yield memory
+
+
+def test_shared_reads_give_the_results_of_separate_reads(filled, monkeypatch):
+    shared = _answers(filled)
+    monkeypatch.setattr(searcher_module, "SearchReads", lambda: None)  # every stage reads its own records
+    assert _answers(filled) == shared
+    assert any(len(answer) > 1 for answer in shared)
+
+
+def test_each_record_is_built_once_per_search(filled, monkeypatch):
+    built: list[str] = []
+    original = SQLiteStore._record
+
+    def counting(self, row):
+        record = original(self, row)
+        built.append(record.id)
+        return record
+
+    monkeypatch.setattr(SQLiteStore, "_record", counting)
+    filled.search("Where did Melanie go camping?", user_id="chat", limit=5)
+    # the vector stage, the actor focus (Melanie is named) and the keyword stage all read this scope
+    assert len(built) == len(set(built)) > 0
+    built.clear()
+    monkeypatch.setattr(searcher_module, "SearchReads", lambda: None)
+    filled.search("Where did Melanie go camping?", user_id="chat", limit=5)
+    assert len(built) > len(set(built))  # without sharing, the stages' overlap is read again
