@@ -1,0 +1,109 @@
+"""Search latency in one long conversation (issue 31): a user whose scope holds a whole conversation.
+
+``bench_retrieval.py`` measures a 100k store of short scopes with templated text and no speakers; here
+the scope is what a chat user builds: LoCoMo conversations stored as a user stores them (each session
+one ``add`` of named messages with their time, ``infer=False``: 400–700 memories per scope, replies
+with their context, two speakers), every question of the file asked in its conversation's scope.
+
+Three sides run in alternating blocks of ``--block`` questions (each block's order reversed every
+other block): ``vector`` (``keyword_search=False``), ``default`` (the search without flags) and
+``default, stages reading apart`` (the default with each stage reading its own records, as before
+``store.base.SearchReads``). Each question is embedded once before its block and that embedding timed
+alone; the searches then find it cached (``excl_embedding``), and ``total`` adds it back.
+
+    python benchmarks/bench_conversation_search.py LOCOMO.json [--conversations 2] [--rounds 3] [--block 40] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from memlane import Memory  # noqa: E402
+from memlane.evaluation import locomo  # noqa: E402
+from memlane.retrieval import searcher as searcher_module  # noqa: E402
+from common import pct, summary, write_report  # noqa: E402
+
+SIDES = {
+    "vector": ({"keyword_search": False}, True),
+    "default": ({}, True),
+    "default_reading_apart": ({}, False),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file", help="LoCoMo conversations (JSON)")
+    parser.add_argument("--conversations", type=int, default=2, help="how many of the file's conversations")
+    parser.add_argument("--rounds", type=int, default=3, help="times every question is asked per side")
+    parser.add_argument("--block", type=int, default=40)
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    data = locomo.load(args.file)[:args.conversations]
+    shared_reads = searcher_module.SearchReads
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Memory({"vector_store": {"provider": "sqlite", "config": {"path": tmp}}})
+        started = time.perf_counter()
+        loaded = locomo.load_conversations(memory, data)
+        load_s = time.perf_counter() - started
+        sizes = {scope: len(memory.get_all(user_id=scope, limit=10_000)["results"]) for scope in loaded.scopes.values()}
+        asked = [(q.text, loaded.scopes[q.conversation]) for q in loaded.questions] * args.rounds
+        for text, scope in asked[:20]:  # warm up the model and the caches
+            memory.search(text, user_id=scope, limit=args.limit)
+        timings = {side: {"total_ms": [], "excl_embedding_ms": []} for side in SIDES}
+        embed_ms: list[float] = []
+        for start in range(0, len(asked), args.block):
+            block = range(start, min(start + args.block, len(asked)))
+            firsts = len(embed_ms)
+            for n in block:  # the model's time for the question (uncached), then cached for its searches
+                t0 = time.perf_counter()
+                memory.embeddings.embedder.embed([asked[n][0]], "query")
+                embed_ms.append((time.perf_counter() - t0) * 1000)
+                memory.embeddings.query(asked[n][0])
+            order = list(SIDES.items())
+            if (start // args.block) % 2:
+                order.reverse()
+            for side, (flags, shared) in order:
+                searcher_module.SearchReads = shared_reads if shared else (lambda: None)
+                try:
+                    for i, n in enumerate(block):
+                        text, scope = asked[n]
+                        t1 = time.perf_counter()
+                        memory.search(text, user_id=scope, limit=args.limit, **flags)
+                        elapsed = (time.perf_counter() - t1) * 1000
+                        timings[side]["excl_embedding_ms"].append(elapsed)
+                        timings[side]["total_ms"].append(elapsed + embed_ms[firsts + i])
+                finally:
+                    searcher_module.SearchReads = shared_reads
+        engine = memory.embeddings.name
+        memory.close()
+
+    def ratio(a: str, b: str, kind: str, q: float) -> float:
+        return round(pct(timings[a][kind], q) / pct(timings[b][kind], q), 2)
+
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
+        "embedder": engine, "conversations": len(data), "memories_per_scope": sorted(sizes.values()),
+        "questions": len(loaded.questions), "rounds": args.rounds, "limit": args.limit, "load_s": round(load_s, 1),
+        "query_embedding_ms": summary(embed_ms),
+        "search": {side: {k: summary(v) for k, v in t.items()} for side, t in timings.items()},
+        "default_over_vector_incl_embedding": {"p50": ratio("default", "vector", "total_ms", 0.5),
+                                               "p95": ratio("default", "vector", "total_ms", 0.95)},
+        "shared_over_apart_excl_embedding": {"p50": ratio("default", "default_reading_apart", "excl_embedding_ms", 0.5),
+                                             "p95": ratio("default", "default_reading_apart", "excl_embedding_ms", 0.95)},
+    }
+    write_report(report, args.out)
+
+
+if __name__ == "__main__":
+    main()
