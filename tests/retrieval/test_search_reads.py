@@ -1,14 +1,13 @@
 """A search's stages share the records they read (store.base.SearchReads): the vector candidates, the
-actor focus's and the keyword matches overlap, and each memory's record is built once — with the same
-results as when every stage reads its own."""
+actor focus's and the keyword matches overlap, and each memory's record is read once — with the same
+results as when every stage reads its own, on both backends."""
 
 import pytest
 
 from memlane import Memory
 from memlane.retrieval import searcher as searcher_module
+from memlane.store.postgres import PostgresStore
 from memlane.store.sqlite import SQLiteStore
-
-from conftest import sqlite_config
 
 #: two speakers whose turns share words, so the stages' candidates overlap
 TURNS = [("Caroline" if i % 2 else "Melanie", text) for i, text in enumerate([
@@ -31,10 +30,8 @@ def _answers(memory: Memory) -> list:
 
 
 @pytest.fixture
-def filled(tmp_path, hashing_embedder):
-    config = sqlite_config(tmp_path / "reads.db")
-    config["retrieval"] = {"store_token_vectors": True}
-    with Memory(config, embedder=hashing_embedder) as memory:
+def filled(backend, hashing_embedder):
+    with Memory(backend(store_token_vectors=True), embedder=hashing_embedder) as memory:
         for name, text in TURNS:
             memory.add([{"role": "user", "name": name, "content": text}], user_id="chat", infer=False)
         yield memory
@@ -47,16 +44,17 @@ def test_shared_reads_give_the_results_of_separate_reads(filled, monkeypatch):
     assert any(len(answer) > 1 for answer in shared)
 
 
-def test_each_record_is_built_once_per_search(filled, monkeypatch):
+def test_each_record_is_built_once_per_search(backend, filled, monkeypatch):
     built: list[str] = []
-    original = SQLiteStore._record
+    store_class = SQLiteStore if backend.name == "sqlite" else PostgresStore
+    original = store_class._record
 
     def counting(self, row):
         record = original(self, row)
         built.append(record.id)
         return record
 
-    monkeypatch.setattr(SQLiteStore, "_record", counting)
+    monkeypatch.setattr(store_class, "_record", counting)
     filled.search("Where did Melanie go camping?", user_id="chat", limit=5)
     # the vector stage, the actor focus (Melanie is named) and the keyword stage all read this scope
     assert len(built) == len(set(built)) > 0

@@ -43,8 +43,8 @@ class ReembedItem(NamedTuple):
 class SearchReads:
     """The records one search has read, kept for its later stages: the vector candidates, the actor
     focus's and the keyword matches overlap (a LoCoMo conversation: 300 candidates, 170 memories), and
-    each memory's record is built once. Keyed by the store's own row key; a store whose search reads a
-    record's columns with its scores (PostgreSQL, one round trip) may leave it unused."""
+    each memory's record is read once. Keyed by the store's own row key (SQLite's rowid, PostgreSQL's
+    seq)."""
 
     __slots__ = ("records",)
 

@@ -617,15 +617,18 @@ class PostgresStore(SqlMemoryStore):
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
-        """``reads`` is not used: the records come with their scores, in the search's one round trip."""
+        """Without ``reads``, the records come with their scores in one statement; with them, the
+        statement returns (seq, score) and the records the search has not read follow in a second
+        (a search's stages overlap: 100 records cost 3.4–4.1 ms in the ordering statement, 1.2 ms without)."""
         dims = self._dims()
         sql, params = self.compiler.compile(where)
         query = np.asarray(query, dtype=np.float32)
+        columns = "m.seq" if reads is not None else RECORD_COLUMNS
 
         def exact(con: psycopg.Connection) -> list[tuple]:
             cut = "" if threshold is None else " AND (m.vector <=> %(q)s) <= %(cut)s"
             return con.execute(
-                _named(f"SELECT {RECORD_COLUMNS}, 1 - (m.vector <=> %(q)s) FROM memlane_memories m"
+                _named(f"SELECT {columns}, 1 - (m.vector <=> %(q)s) FROM memlane_memories m"
                        f" WHERE m.tenant = %(tenant)s AND {sql}{cut} ORDER BY m.vector <=> %(q)s, m.seq"
                        " LIMIT %(limit)s", len(params)),
                 {"q": query, "tenant": self.tenant, "limit": limit, "cut": None if threshold is None else 1 - threshold,
@@ -635,7 +638,7 @@ class PostgresStore(SqlMemoryStore):
             kind = schema.index_type(dims)
             cast = f"{kind}({int(dims)})"
             rows = con.execute(
-                _named(f"SELECT {RECORD_COLUMNS}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
+                _named(f"SELECT {columns}, 1 - ((m.vector::{cast}) <=> %(q)s::{cast}), m.seq"
                        f" FROM memlane_memories m WHERE m.tenant = %(tenant)s AND m.dims = {int(dims)} AND {sql}"
                        f" ORDER BY (m.vector::{cast}) <=> %(q)s::{cast} LIMIT %(limit)s", len(params)),
                 {"q": query, "tenant": self.tenant, "limit": max(limit, self.ann_candidates),
@@ -645,16 +648,30 @@ class PostgresStore(SqlMemoryStore):
             rows.sort(key=lambda r: (-r[-2], r[-1]))  # iterative scans return rows in relaxed order
             return [r[:-1] for r in rows[:limit] if threshold is None or r[-1 - 1] >= threshold]
 
-        def run(con: psycopg.Connection) -> list[tuple]:
+        def run(con: psycopg.Connection) -> list[tuple[MemoryRecord, float]]:
             if schema.index_type(dims) is None or not self.db.vector_index or self._exact_is_small(con, where):
-                return exact(con)
-            if not self.db.has_index(dims):
-                self.db.ensure_index(dims)
-            rows = approximate(con)
-            return exact(con) if rows is None else rows
+                rows = exact(con)
+            else:
+                if not self.db.has_index(dims):
+                    self.db.ensure_index(dims)
+                rows = approximate(con)
+                rows = exact(con) if rows is None else rows
+            if reads is None:
+                return [(self._record(r), float(r[RECORD_WIDTH])) for r in rows]
+            records = self._records_by_seq(con, [r[0] for r in rows], reads)
+            return [(records[seq], float(score)) for seq, score in rows if seq in records]
 
-        rows = self._run(run)
-        return [(self._record(r), float(r[RECORD_WIDTH])) for r in rows]
+        return self._run(run)
+
+    def _records_by_seq(self, con: psycopg.Connection, seqs: list[int], reads: SearchReads) -> dict[int, MemoryRecord]:
+        """``reads``' records, with those of ``seqs`` it lacks read into it (those that exist)."""
+        known = reads.records
+        missing = [seq for seq in seqs if seq not in known]
+        if missing:
+            rows = con.execute(f"SELECT m.seq, {RECORD_COLUMNS} FROM memlane_memories m"
+                               " WHERE m.tenant = %s AND m.seq = ANY(%s)", (self.tenant, missing)).fetchall()
+            known.update((r[0], self._record(r[1:])) for r in rows)
+        return known
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int,
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
@@ -682,9 +699,15 @@ class PostgresStore(SqlMemoryStore):
             n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memlane_memories m"
                                    f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
             best = bm25.rank(hits, int(n), float(avgdl), limit, terms=terms)
+            seqs = [seq for seq, _ in best]
+            if reads is not None:  # the cosines here, the records the search has not read in a second statement
+                cosines = dict(con.execute("SELECT m.seq, 1 - (m.vector <=> %s) FROM memlane_memories m"
+                                           " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, seqs)).fetchall())
+                records = self._records_by_seq(con, [seq for seq in seqs if seq in cosines], reads)
+                return [(records[seq], score, float(cosines[seq])) for seq, score in best if seq in cosines]
             rows = con.execute(
                 f"SELECT m.seq, {RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
-                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, [seq for seq, _ in best])).fetchall()
+                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, seqs)).fetchall()
             found = {r[0]: r for r in rows}
             return [(self._record(found[seq][1:]), score, float(found[seq][-1])) for seq, score in best if seq in found]
 
