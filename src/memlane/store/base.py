@@ -51,6 +51,14 @@ class SearchReads:
     def __init__(self) -> None:
         self.records: dict[Any, MemoryRecord] = {}
 
+    def of(self, keys: Sequence[Any], read: Callable[[list[Any]], dict[Any, MemoryRecord]]) -> dict[Any, MemoryRecord]:
+        """The records read so far, with those of ``keys`` not yet read added by ``read(missing keys)``
+        (a store's own record read: those that exist). A superset of ``keys``' records."""
+        missing = [key for key in keys if key not in self.records]
+        if missing:
+            self.records.update(read(missing))
+        return self.records
+
 
 class Store(Protocol):
     def bind_embedder(self, name: str, dims: int) -> None:

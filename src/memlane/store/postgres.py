@@ -664,14 +664,13 @@ class PostgresStore(SqlMemoryStore):
         return self._run(run)
 
     def _records_by_seq(self, con: psycopg.Connection, seqs: list[int], reads: SearchReads) -> dict[int, MemoryRecord]:
-        """``reads``' records, with those of ``seqs`` it lacks read into it (those that exist)."""
-        known = reads.records
-        missing = [seq for seq in seqs if seq not in known]
-        if missing:
+        """The records of ``seqs`` that exist, read once per search (``SearchReads.of``)."""
+        def read(missing: list[int]) -> dict[int, MemoryRecord]:
             rows = con.execute(f"SELECT m.seq, {RECORD_COLUMNS} FROM memlane_memories m"
                                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (self.tenant, missing)).fetchall()
-            known.update((r[0], self._record(r[1:])) for r in rows)
-        return known
+            return {r[0]: self._record(r[1:]) for r in rows}
+
+        return reads.of(seqs, read)
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int,
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
@@ -699,17 +698,12 @@ class PostgresStore(SqlMemoryStore):
             n, avgdl = con.execute(f"SELECT count(*), coalesce(avg(m.nterms), 0) FROM memlane_memories m"
                                    f" WHERE m.tenant = %s AND {sql}", (self.tenant, *params)).fetchone()
             best = bm25.rank(hits, int(n), float(avgdl), limit, terms=terms)
-            seqs = [seq for seq, _ in best]
-            if reads is not None:  # the cosines here, the records the search has not read in a second statement
-                cosines = dict(con.execute("SELECT m.seq, 1 - (m.vector <=> %s) FROM memlane_memories m"
-                                           " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, seqs)).fetchall())
-                records = self._records_by_seq(con, [seq for seq in seqs if seq in cosines], reads)
-                return [(records[seq], score, float(cosines[seq])) for seq, score in best if seq in cosines]
-            rows = con.execute(
-                f"SELECT m.seq, {RECORD_COLUMNS}, 1 - (m.vector <=> %s) FROM memlane_memories m"
-                " WHERE m.tenant = %s AND m.seq = ANY(%s)", (vector, self.tenant, seqs)).fetchall()
-            found = {r[0]: r for r in rows}
-            return [(self._record(found[seq][1:]), score, float(found[seq][-1])) for seq, score in best if seq in found]
+            # the cosines here, the records the search has not read yet in a second statement
+            cosines = dict(con.execute("SELECT m.seq, 1 - (m.vector <=> %s) FROM memlane_memories m"
+                                       " WHERE m.tenant = %s AND m.seq = ANY(%s)",
+                                       (vector, self.tenant, [seq for seq, _ in best])).fetchall())
+            records = self._records_by_seq(con, list(cosines), SearchReads() if reads is None else reads)
+            return [(records[seq], score, float(cosines[seq])) for seq, score in best if seq in cosines]
 
         return self._run(read)
 

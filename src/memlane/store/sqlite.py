@@ -333,14 +333,9 @@ class SQLiteStore(SqlMemoryStore):
 
     def _records_by_rowid(self, con: sqlite3.Connection, rowids: list[int],
                           reads: SearchReads | None = None) -> dict[int, MemoryRecord]:
-        """The records of ``rowids`` that exist (with ``reads``: those it lacks read, kept in it, and
-        it returned: a superset)."""
+        """The records of ``rowids`` that exist (with ``reads``: read once per search, ``SearchReads.of``)."""
         if reads is not None:
-            known = reads.records
-            missing = [rowid for rowid in rowids if rowid not in known]
-            if missing:
-                known.update(self._records_by_rowid(con, missing))
-            return known
+            return reads.of(rowids, lambda missing: self._records_by_rowid(con, missing))
         rows = con.execute(
             f"SELECT m.rowid, {RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(rowids),),
