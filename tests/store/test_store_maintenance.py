@@ -40,14 +40,14 @@ def store(tmp_path):
 
 
 def assert_keyword_index_matches(store):
-    """Every memory has exactly its analyzer terms (its text's and its context's) in the index, and
+    """Every memory has exactly its analyzer terms (its text's, its context's, its speaker's) in the index, and
     nothing else is indexed; its BM25 length (``nterms``) is the number of those terms."""
     con = store._con
     rows = con.execute(
-        "SELECT m.text, m.user_id, m.agent_id, m.run_id, m.context, f.terms, m.nterms FROM memories m"
+        "SELECT m.text, m.user_id, m.agent_id, m.run_id, m.context, m.actor_id, f.terms, m.nterms FROM memories m"
         " LEFT JOIN memories_fts f ON f.rowid = m.rowid").fetchall()
-    assert [r[5] for r in rows] == [keywords.index_text(*r[:5]) for r in rows]
-    assert [r[6] for r in rows] == [len(keywords.memory_terms(r[0], r[4])) for r in rows]
+    assert [r[6] for r in rows] == [keywords.index_text(*r[:6]) for r in rows]
+    assert [r[7] for r in rows] == [len(keywords.memory_terms(r[0], r[4], r[5])) for r in rows]
     assert con.execute("SELECT count(*) FROM memories_fts").fetchone()[0] == len(rows)
     con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
 
@@ -397,8 +397,8 @@ def _pretend_old_analyzer(store, backend):
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages WHERE text GLOB '*[^ -~]*'").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
-        # back to the version before analyzer 2, the three migrations after it undone (background formation's
-        # jobs, the add journal, memories' context)
+        # back to the version before analyzer 2, the four migrations after it undone (background formation's
+        # jobs, the add journal, memories' context, speakers in the keyword terms)
         con.execute("DROP TRIGGER memories_fts_update")
         con.execute("ALTER TABLE memories DROP COLUMN context")
         con.execute("""CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
@@ -409,7 +409,7 @@ def _pretend_old_analyzer(store, backend):
         con.execute("DROP INDEX memories_event")
         con.execute("ALTER TABLE memories DROP COLUMN event_id")
         con.execute("DROP TABLE adds")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 4}")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 5}")
         con.execute("COMMIT")
         return
     from memlane.store import postgres_schema
@@ -418,3 +418,72 @@ def _pretend_old_analyzer(store, backend):
         con.execute("UPDATE memlane_memories SET terms = to_tsvector('simple', %s) WHERE text ~ '[^ -~]'", ("x",))
         con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x') WHERE text ~ '[^ -~]'")
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_2,))
+
+
+# -- who said a memory is among its keyword terms (a migration indexes older memories again) ---------------
+
+
+def _pretend_no_speakers(store, backend):
+    """Index every memory as before speakers joined the keyword terms, and roll the schema back to then."""
+    if backend == "sqlite":
+        from memlane.store import sqlite_schema
+
+        con = store._con
+        con.execute("BEGIN")
+        for rowid, text, user, agent, run, context in con.execute(
+                "SELECT rowid, text, user_id, agent_id, run_id, context FROM memories").fetchall():
+            con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?",
+                        (keywords.index_text(text, user, agent, run, context), rowid))
+            con.execute("UPDATE memories SET nterms = ? WHERE rowid = ?",
+                        (len(keywords.memory_terms(text, context)), rowid))
+        con.execute("DROP TRIGGER memories_fts_update")
+        con.execute("""CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, context ON memories BEGIN
+            UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context)
+            WHERE rowid = new.rowid;
+        END""")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute("COMMIT")
+        return
+    from memlane.store import postgres, postgres_schema
+
+    with store.db.pool.connection() as con, con.transaction():
+        con.adapters.register_dumper(postgres.Tsvector, postgres.TsvectorDumper)
+        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id, context FROM memlane_memories").fetchall()
+        con.cursor().executemany(
+            "UPDATE memlane_memories SET terms = %s, nterms = %s WHERE seq = %s",
+            [(*postgres._terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context), seq)
+             for seq, tenant, text, user, agent, run, context in rows])
+        con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_SPEAKERS,))
+
+
+def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again(backend, e5_embedder):
+    """A memory's keyword terms hold who said it (a message's ``name``), as its embedded text does: a
+    query naming Melanie meets what she said, though her words never name her, and keeps meeting it after
+    its text changes. Memories indexed before that are indexed again when their store opens."""
+    from memlane import Memory
+
+    config = backend()
+    where = scope.scoped_filter({"user_id": "u1"}, None)
+
+    def best_first(m, query):
+        return [r.text for r, _, _ in m.store.keyword_search(query, e5_embedder.embed([query], "query")[0], where, 10)]
+
+    def said_by_name(m, query="Melanie"):
+        return sorted(best_first(m, query))
+
+    with Memory(config, embedder=e5_embedder) as m:
+        added = m.add([{"role": "user", "name": "Melanie", "content": "We went camping by the lake last weekend"},
+                       {"role": "user", "name": "Caroline", "content": "Melanie, that sounds lovely!"},
+                       {"role": "user", "name": "Caroline", "content": "I painted a sunrise"}],
+                      user_id="u1", infer=False)["results"]
+        everyone = sorted(r["memory"] for r in added[:2])
+        assert said_by_name(m) == everyone
+        _pretend_no_speakers(m.store, backend.name)
+        assert said_by_name(m) == ["Melanie, that sounds lovely!"]  # her own words never name her
+    with Memory(config, embedder=e5_embedder) as m:  # opening migrates
+        assert said_by_name(m) == everyone
+        assert best_first(m, "Caroline sunrise")[0] == "I painted a sunrise"  # both terms: the speaker's and hers
+        m.update(added[0]["id"], "We went hiking in the hills")
+        assert said_by_name(m) == ["Melanie, that sounds lovely!", "We went hiking in the hills"]
+        if backend.name == "sqlite":
+            assert_keyword_index_matches(m.store)

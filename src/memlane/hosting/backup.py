@@ -301,6 +301,7 @@ def _postgres_restore(manifest: dict[str, Any], pg: Any, staged: Path) -> None:
     from psycopg import sql
 
     from memlane.store import postgres_schema
+    from memlane.store.postgres import upgrade_schema
 
     version = manifest["schema_version"]
     if version > postgres_schema.VERSION:
@@ -329,7 +330,7 @@ def _postgres_restore(manifest: dict[str, Any], pg: Any, staged: Path) -> None:
                     con.execute(sql.SQL("SELECT setval(pg_get_serial_sequence({}, {}), coalesce(max({}), 0) + 1,"
                                         " false) FROM {}").format(sql.Literal(table), sql.Literal(column),
                                                                   sql.Identifier(column), sql.Identifier(table)))
-                postgres_schema.migrate(con, transaction=False)
+                upgrade_schema(con, transaction=False)  # a backup of an older memlane: its migrations and reindexing
                 con.execute(_RELEASE_PENDING.format(adds="memlane_adds"))
     finally:
         database.close()

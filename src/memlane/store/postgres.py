@@ -83,13 +83,14 @@ def lexeme(term: str) -> str:
 
 
 def _terms(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
-           tenant_token: str, context: str | None = None) -> tuple[Tsvector, int]:
+           tenant_token: str, context: str | None = None, actor: str | None = None) -> tuple[Tsvector, int]:
     """The tsvector of a memory, in PostgreSQL's binary wire format (what ``tsvectorsend`` writes;
     ``TsvectorDumper`` sends it as is): its analyzed terms with their positions (term frequency
     matters to BM25), then its scope tokens, so a scoped keyword search intersects posting lists.
-    Returns (tsvector, number of terms: the text's and its ``context``'s, ``keywords.memory_terms``)."""
+    Returns (tsvector, number of terms: the text's, its ``context``'s and its speaker's,
+    ``keywords.memory_terms``)."""
     positions: dict[str, list[int]] = {}
-    terms = keywords.memory_terms(text, context)
+    terms = keywords.memory_terms(text, context, actor)
     for i, term in enumerate(terms, 1):
         positions.setdefault(term, []).append(i)
     last = min(len(terms) + 1, _MAX_POSITION)
@@ -145,7 +146,7 @@ def copy_memories(cur: psycopg.Cursor, tenant: str, records: Sequence[MemoryReco
     with cur.copy(_MEMORY_COPY) as copy:
         copy.set_types(_MEMORY_TYPES)
         for r in records:
-            terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token, r.context)
+            terms, nterms = _terms(r.text, r.user_id, r.agent_id, r.run_id, token, r.context, r.actor_id)
             copy.write_row((
                 tenant, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                 r.actor_id, r.role, Jsonb(r.metadata, json_text), r.memory_type, unique(r.source_message_ids), r.valid_to,
@@ -199,22 +200,41 @@ SIZE_CLASS_SECONDS = 30.0
 #: scopes whose class is remembered (the table is emptied when full)
 SIZE_CLASS_ENTRIES = 10_000
 
-def reindex_keywords(con: psycopg.Connection, batch: int = 2000) -> int:
-    """Compute the keyword terms of every memory whose text is not all printable ASCII again (the
-    analyzer changed for those only); returns how many. Each batch is its own transaction."""
+#: the memories whose keyword terms a migration past each version changed: the analyzer's second version
+#: (text not all printable ASCII), who said a memory joining its terms (memories with a speaker)
+_REINDEXED = ((schema.KEYWORD_ANALYZER_2, "text ~ '[^ -~]' OR context ~ '[^ -~]'"),
+              (schema.KEYWORD_SPEAKERS, "actor_id IS NOT NULL"))
+
+
+def upgrade_schema(con: psycopg.Connection, *, transaction: bool = True) -> tuple[int, int]:
+    """Apply the missing migrations (``postgres_schema.migrate``), then compute again the keyword terms
+    of the memories whose terms the migrations applied changed (``reindex_keywords``); (version
+    before, version after). Every way a database is upgraded (opening it, ``memlane db upgrade``, a
+    restore) comes here."""
+    before, after = schema.migrate(con, transaction=transaction)
+    changed = [condition for version, condition in _REINDEXED if before < version <= after]
+    if before and changed:  # a new database (version 0) has no memories to index again
+        reindex_keywords(con, " OR ".join(f"({c})" for c in changed))
+    return before, after
+
+
+def reindex_keywords(con: psycopg.Connection, condition: str, batch: int = 2000) -> int:
+    """Compute the keyword terms of every memory matching ``condition`` (SQL over ``memlane_memories``)
+    again; returns how many. Each batch is its own transaction (a savepoint inside a caller's)."""
     con.adapters.register_dumper(Tsvector, TsvectorDumper)
     done, last = 0, 0
     while True:
-        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id, context FROM memlane_memories"
-                           " WHERE seq > %s AND (text ~ '[^ -~]' OR context ~ '[^ -~]') ORDER BY seq LIMIT %s",
+        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id, context, actor_id"
+                           f" FROM memlane_memories WHERE seq > %s AND ({condition}) ORDER BY seq LIMIT %s",
                            (last, batch)).fetchall()
         if not rows:
             return done
         with con.transaction():
             cur = con.cursor()
             cur.executemany("UPDATE memlane_memories SET terms = %s, nterms = %s WHERE seq = %s",
-                            [(*_terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context), seq)
-                             for seq, tenant, text, user, agent, run, context in rows])
+                            [(*_terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context,
+                                      actor), seq)
+                             for seq, tenant, text, user, agent, run, context, actor in rows])
         done += len(rows)
         last = rows[-1][0]
 
@@ -247,9 +267,7 @@ class PostgresDatabase:
                         f"the memlane schema in {self.location} is at version {version}, this memlane needs "
                         f"{schema.VERSION}; run `memlane db upgrade` (or enable automatic migrations)"
                     )
-                before, after = schema.migrate(con)
-                if before < schema.KEYWORD_ANALYZER_2 <= after:
-                    reindex_keywords(con)
+                upgrade_schema(con)
         self.casefold = casefold_sql(self.server_version)
         self.pool = psycopg_pool.ConnectionPool(
             dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, open=False,
@@ -365,7 +383,7 @@ class PostgresDatabase:
     def upgrade(self) -> tuple[int, int]:
         """Apply the missing migrations; (version before, version after)."""
         with self.pool.connection() as con:
-            return schema.migrate(con)
+            return upgrade_schema(con)
 
     def status(self) -> dict[str, Any]:
         with self.pool.connection() as con:
@@ -540,8 +558,9 @@ class PostgresStore(SqlMemoryStore):
     def _vectors_out(self, stored: list[Any]) -> np.ndarray:
         return np.stack([_array(vector) for vector in stored])
 
-    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, Any]:
-        terms, nterms = _terms(text, *scope, self.tenant_token, context)
+    def _keyword_columns(self, text: str, context: str | None, actor: str | None,
+                         scope: Sequence[str | None]) -> dict[str, Any]:
+        terms, nterms = _terms(text, *scope, self.tenant_token, context, actor)
         return {"terms": terms, "nterms": nterms}
 
     def _store_tokens(self, con: psycopg.Connection, items: list[tuple[str, np.ndarray]]) -> None:

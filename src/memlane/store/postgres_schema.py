@@ -22,6 +22,9 @@ from memlane.core.errors import StoreError
 LOCK_KEY = 0x6D656D6C616E65  # "memlane"
 
 _C = 'COLLATE "C"'
+#: the migration after which a memory's keyword terms hold who said it (``KEYWORD_SPEAKERS``)
+_SPEAKER_TERMS = ("COMMENT ON COLUMN memlane_memories.terms IS 'analysed terms of the text, its context and its"
+                  " speaker (actor_id), then scope tokens'")
 
 MIGRATIONS: list[list[str]] = [
     # 1: memories (vector, keyword terms, metadata), history, raw messages, store metadata,
@@ -409,12 +412,18 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE memlane_memories ADD COLUMN IF NOT EXISTS context text",
     ],
+    # who said a memory (its actor_id) joins its keyword terms, as it is in its embedded text; the terms of
+    # the memories with a speaker are computed again in Python (``reindex_keywords``)
+    [
+        _SPEAKER_TERMS,
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
-#: the schema version whose migration changed the keyword analyzer: a database brought past it has its
-#: memories' keyword terms computed again (``PostgresDatabase``, ``reindex_keywords``)
+#: the schema versions whose migrations changed what a memory's keyword terms hold (the analyzer; its
+#: speaker): a database brought past one has those memories' terms computed again (``postgres.upgrade_schema``)
 KEYWORD_ANALYZER_2 = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _REINDEX in steps)
+KEYWORD_SPEAKERS = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _SPEAKER_TERMS in steps)
 
 VERSION = len(MIGRATIONS)
 

@@ -106,9 +106,10 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         """Stored vectors as one float32 matrix, a row each."""
 
     @abstractmethod
-    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, Any]:
-        """The keyword index columns of a memory whose text becomes ``text`` (with its ``context``;
-        scope: user, agent, run)."""
+    def _keyword_columns(self, text: str, context: str | None, actor: str | None,
+                         scope: Sequence[str | None]) -> dict[str, Any]:
+        """The keyword index columns of a memory whose text becomes ``text`` (with its ``context`` and who
+        said it, ``actor``; scope: user, agent, run)."""
 
     @abstractmethod
     def _store_tokens(self, con: Con, items: list[tuple[str, np.ndarray]]) -> None:
@@ -224,15 +225,15 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         self._run(write, write=True)
 
     def _update(self, con: Con, u: Update) -> None:
-        row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id, source_message_ids, context FROM"
-                                    " {memories} WHERE {tenant}id = %s{lock}"), self._t(u.id)).fetchone()
+        row = con.execute(self._sql("SELECT text, user_id, agent_id, run_id, source_message_ids, context, actor_id"
+                                    " FROM {memories} WHERE {tenant}id = %s{lock}"), self._t(u.id)).fetchone()
         if row is None:
             raise MemoryNotFoundError(u.id)
-        old_text, scope, sources, context = row[0], row[1:4], self._list_out(row[4]), row[5]
+        old_text, scope, sources, context, speaker = row[0], row[1:4], self._list_out(row[4]), row[5], row[6]
         sources += [i for i in unique(u.source_message_ids) if i not in sources]
         values: dict[str, Any] = {"updated_at": u.updated_at, "source_message_ids": self._list_in(sources)}
         if u.text is not None:
-            values.update(text=u.text, **self._keyword_columns(u.text, context, scope))
+            values.update(text=u.text, **self._keyword_columns(u.text, context, speaker, scope))
         if u.hash is not None:
             values["hash"] = u.hash
         if u.metadata is not None:

@@ -61,9 +61,10 @@ def match_expression(terms: Sequence[str], scope: dict[str, list[str]]) -> str |
     return expression
 
 
-def _count_terms(text: str, context: str | None = None) -> int:
-    """BM25's length of a memory: its terms, its context's with them (the ``nterms`` column)."""
-    return len(keywords.memory_terms(text, context))
+def _count_terms(text: str, context: str | None = None, actor: str | None = None) -> int:
+    """BM25's length of a memory: its terms, its context's and its speaker's with them (the ``nterms``
+    column)."""
+    return len(keywords.memory_terms(text, context, actor))
 
 
 #: above this many query terms ``term_hits`` counts them all in one pass over a row (25 terms x 150-term
@@ -74,7 +75,7 @@ MANY_TERMS = 4
 def term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, str, int]]:
     """(rowid, length, term, tf) for each query term a matched row holds. The FTS5 row's text is
     the memory's terms, then its scope tokens: counting in the first ``nterms`` tokens is counting
-    in ``keywords.memory_terms(text, context)``, without analysing again."""
+    in ``keywords.memory_terms(text, context, actor)``, without analysing again."""
     if len(terms) <= MANY_TERMS:  # a typical query: one C-speed pass over the row per term
         for rowid, nterms, indexed in rows:
             tokens = indexed.split(" ", nterms)[:nterms]
@@ -98,10 +99,12 @@ def register_functions(con: sqlite3.Connection) -> None:
     """The SQL functions memlane's schema and queries call (the filter language's JSON match,
     the keyword index's terms and lengths); every connection to a store needs them."""
     con.create_function(JSON_FUNCTION, 3, jsonmatch.sql_function, deterministic=True)
-    # (text, user_id, agent_id, run_id[, context]): pages and the migrations before memories' context have none
-    con.create_function("ml_index_terms", 4, keywords.index_text, deterministic=True)
-    con.create_function("ml_index_terms", 5, keywords.index_text, deterministic=True)
+    # (text, user_id, agent_id, run_id[, context[, actor]]): pages and the migrations before memories' context
+    # and speakers have fewer
+    for arguments in (4, 5, 6):
+        con.create_function("ml_index_terms", arguments, keywords.index_text, deterministic=True)
     con.create_function("ml_count_terms", 1, _count_terms, deterministic=True)
+    con.create_function("ml_count_terms", 3, _count_terms, deterministic=True)
     # filters.NOW, the time a read checks validity against. Declared deterministic so SQLite evaluates it
     # once per statement execution (a constant factored out of the row loop, as PostgreSQL's
     # statement_timestamp()), not once per row: counting 100,000 memories calls it once
@@ -273,8 +276,9 @@ class SQLiteStore(SqlMemoryStore):
     def _vectors_out(self, stored: list[bytes]) -> np.ndarray:
         return vectors.from_blobs(stored, self._dims(), self.dtype)
 
-    def _keyword_columns(self, text: str, context: str | None, scope: Sequence[str | None]) -> dict[str, int]:
-        return {"nterms": _count_terms(text, context)}  # the FTS5 row follows the text (a trigger)
+    def _keyword_columns(self, text: str, context: str | None, actor: str | None,
+                         scope: Sequence[str | None]) -> dict[str, int]:
+        return {"nterms": _count_terms(text, context, actor)}  # the FTS5 row follows the text (a trigger)
 
     def _drop_tokens(self, con: sqlite3.Connection, memory_id: str) -> None:
         con.execute("DELETE FROM memory_tokens WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (memory_id,))
@@ -299,7 +303,7 @@ class SQLiteStore(SqlMemoryStore):
             " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_rowid'), 0)) + 1"
         ).fetchone()[0]
         con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_rowid', ?)", (str(first + len(records) - 1),))
-        analysed = [keywords.memory_terms(r.text, r.context) for r in records]  # once for the length and the index
+        analysed = [keywords.memory_terms(r.text, r.context, r.actor_id) for r in records]  # once for the length and the index
         try:
             con.executemany(
                 "INSERT INTO memories(rowid, id, text, hash, created_at, updated_at, user_id, agent_id, run_id,"

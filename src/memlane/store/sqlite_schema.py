@@ -327,6 +327,20 @@ MIGRATIONS: list[list[str]] = [
             WHERE rowid = new.rowid;
         END""",
     ],
+    # who said a memory (its actor_id) joins its keyword terms, as it is in its embedded text: the memories
+    # of a speaker are indexed again, their lengths counted again
+    [
+        "DROP TRIGGER memories_fts_update",
+        """CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, context, actor_id ON memories BEGIN
+            UPDATE memories_fts
+            SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context, new.actor_id)
+            WHERE rowid = new.rowid;
+        END""",
+        "UPDATE memories_fts SET terms = (SELECT ml_index_terms(m.text, m.user_id, m.agent_id, m.run_id, m.context,"
+        " m.actor_id) FROM memories m WHERE m.rowid = memories_fts.rowid)"
+        " WHERE rowid IN (SELECT rowid FROM memories WHERE actor_id IS NOT NULL)",
+        "UPDATE memories SET nterms = ml_count_terms(text, context, actor_id) WHERE actor_id IS NOT NULL",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)

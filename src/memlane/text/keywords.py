@@ -99,18 +99,25 @@ def scope_token(key: str, value: str) -> str:
     return f"s{key[0]}{hashlib.sha1(value.encode()).hexdigest()[:20]}"
 
 
-def memory_terms(text: str, context: str | None = None) -> list[str]:
+def memory_terms(text: str, context: str | None = None, actor: str | None = None) -> list[str]:
     """A memory's index terms: its text's, then its context's (what was said just before a reply:
-    "Me too!" after "I love hiking" is found by "hiking"). BM25 counts both in the memory's length."""
-    return analyze(text) + analyze(context) if context else analyze(text)
+    "Me too!" after "I love hiking" is found by "hiking"), then who said it (its ``actor_id``, as its
+    embedded text names it: "What did Melanie say about camping?" meets what Melanie said, not only
+    what others said to her). BM25 counts all of them in the memory's length."""
+    terms = analyze(text)
+    if context:
+        terms += analyze(context)
+    if actor:
+        terms += analyze(actor)
+    return terms
 
 
 def index_text(text: str, user_id: str | None, agent_id: str | None, run_id: str | None,
-               context: str | None = None, *, terms: list[str] | None = None) -> str:
+               context: str | None = None, actor: str | None = None, *, terms: list[str] | None = None) -> str:
     """The text of a memory's keyword index entry: its terms (``memory_terms``; ``terms`` when the
     caller has them already), then its scope tokens."""
     scope = [scope_token(k, v) for k, v in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)) if v]
-    return " ".join((memory_terms(text, context) if terms is None else terms) + scope)
+    return " ".join((memory_terms(text, context, actor) if terms is None else terms) + scope)
 
 
 def query_terms(query: Any) -> list[str]:
