@@ -57,6 +57,13 @@ def keyword_hits(store, query, user="u1"):
     return [r.text for r, _, _ in store.keyword_search(query, unit(np.random.default_rng(0)), where, 10)]
 
 
+def matched_texts(memory, embedder, query, limit=10, user="u1"):
+    """The texts a ``Memory``'s store matches by keyword in ``user``'s scope, best first (the query embedded
+    by the memory's model, as a search does)."""
+    where = scope.scoped_filter({"user_id": user}, None)
+    return [r.text for r, _, _ in memory.store.keyword_search(query, embedder.embed([query], "query")[0], where, limit)]
+
+
 def test_batch_inserts_are_indexed_and_a_reused_rowid_gets_the_new_text(store):
     rng = np.random.default_rng(1)
     store.apply(ChangeSet(inserts=[record(rng, f"alpha note {i}") for i in range(50)]))
@@ -366,14 +373,10 @@ def test_a_store_indexed_by_the_previous_analyzer_is_indexed_again_when_it_opens
         documents.create_collection("c")
         documents.upsert_document("d", "c", text="青霉素是一种抗生素")
         _pretend_old_analyzer(m.store, backend.name)
-        where = scope.scoped_filter({"user_id": "u1"}, None)
-        assert not [r.text for r, _, _ in m.store.keyword_search("火锅", e5_embedder.embed(["火锅"], "query")[0],
-                                                                 where, 5)]
+        assert not matched_texts(m, e5_embedder, "火锅", 5)
     with Memory(config, embedder=e5_embedder) as m:  # opening migrates
-        where = scope.scoped_filter({"user_id": "u1"}, None)
         for query, found in (("火锅", "我喜欢吃四川火锅"), ("cafe", "Café au lait every morning"), ("golf", "golf course booking")):
-            hits = m.store.keyword_search(query, e5_embedder.embed([query], "query")[0], where, 5)
-            assert [r.text for r, _, _ in hits] == [found], query
+            assert matched_texts(m, e5_embedder, query, 5) == [found], query
         if backend.name == "sqlite":
             assert_keyword_index_matches(m.store)
         pages = Documents(memory=m).search("抗生素", keyword_search=True, top_k=1)
@@ -463,13 +466,9 @@ def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again
     from memlane import Memory
 
     config = backend()
-    where = scope.scoped_filter({"user_id": "u1"}, None)
 
-    def best_first(m, query):
-        return [r.text for r, _, _ in m.store.keyword_search(query, e5_embedder.embed([query], "query")[0], where, 10)]
-
-    def said_by_name(m, query="Melanie"):
-        return sorted(best_first(m, query))
+    def said_by_name(m):
+        return sorted(matched_texts(m, e5_embedder, "Melanie"))
 
     with Memory(config, embedder=e5_embedder) as m:
         added = m.add([{"role": "user", "name": "Melanie", "content": "We went camping by the lake last weekend"},
@@ -482,7 +481,7 @@ def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again
         assert said_by_name(m) == ["Melanie, that sounds lovely!"]  # her own words never name her
     with Memory(config, embedder=e5_embedder) as m:  # opening migrates
         assert said_by_name(m) == everyone
-        assert best_first(m, "Caroline sunrise")[0] == "I painted a sunrise"  # both terms: the speaker's and hers
+        assert matched_texts(m, e5_embedder, "Caroline sunrise")[0] == "I painted a sunrise"  # both terms: the speaker's and hers
         m.update(added[0]["id"], "We went hiking in the hills")
         assert said_by_name(m) == ["Melanie, that sounds lovely!", "We went hiking in the hills"]
         if backend.name == "sqlite":
@@ -498,11 +497,9 @@ def test_db_upgrade_and_a_restore_index_speakers_again_on_postgres(pg, cli, e5_e
 
     schema = pg.fresh_schema()
     config = pg.config(schema)
-    where = scope.scoped_filter({"user_id": "u1"}, None)
 
-    def said_by(m, query="Melanie"):
-        return sorted(r.text for r, _, _ in m.store.keyword_search(query, e5_embedder.embed([query], "query")[0],
-                                                                   where, 10))
+    def said_by(m):
+        return sorted(matched_texts(m, e5_embedder, "Melanie"))
 
     with Memory(config, embedder=e5_embedder) as m:
         m.add([{"role": "user", "name": "Melanie", "content": "We went camping by the lake"},
