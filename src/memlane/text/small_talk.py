@@ -21,6 +21,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from memlane.text.normalize import to_simplified
+
 
 # -- English ------------------------------------------------------------------------------------
 
@@ -150,6 +152,58 @@ def strip_zh(sentence: str, simplified: str) -> str:
     if len(simplified) != len(sentence):
         simplified = sentence
     return _strip(sentence, _SEGMENT_ZH, lambda start, end: is_small_talk_zh(sentence[start:end], simplified[start:end]))
+
+
+# -- other languages (their packs: ``text/languages``) ---------------------------------------------
+
+#: laughter and reactions in any script: haha, jaja, ahah, kkk, хаха, ㅋㅋ, ㅎㅎ, www, 笑, 555
+_LAUGHTER = re.compile(r"(?<![^\W\d_])(?:(?:[hjkx]?[aeiou]){0,1}(?:[hjk][aeiou]){1,}[hjk]?|a?h+a(?:h+a)+h*|k{3,}|"
+                       r"(?:х[аеи]){2,}х?|(?:ㅋ|ㅎ|ㅠ|ㅜ)+|w{3,}|笑|草|5{3,}|lol|xd)(?![^\W\d_])", re.I)
+_SEGMENT_ANY = re.compile(r"\s*(?:[,;:、，；：]|\s[-–—]+\s|\.\.\.|…)\s*")
+
+
+def _is_small_talk_pack(segment: str, pack) -> bool:
+    """Nothing left of ``segment`` once the pack's pleasantries, laughter, emoji, fillers and punctuation
+    are taken out."""
+    text = _LAUGHTER.sub(" ", _plain(segment))
+    for phrase in sorted(pack.small_talk, key=len, reverse=True):
+        text = _remove(text, phrase, pack.spaced)
+    if pack.spaced:
+        fillers = {f.lower() for f in pack.fillers} | {"ok", "okay", "super", "lol", "xd"}
+        return all(w in fillers for w in re.findall(r"[^\W\d_]+", text))
+    for filler in sorted(pack.fillers, key=len, reverse=True):
+        text = text.replace(filler, " ")
+    return not _PUNCTUATION.sub("", text)
+
+
+def _remove(text: str, phrase: str, spaced: bool) -> str:
+    if not spaced:
+        return text.replace(phrase, " ")
+    return re.sub(r"(?<![^\W_])" + re.escape(phrase.lower()) + r"(?![^\W_])", " ", text)
+
+
+def is_small_talk(text: str, code: str | None = None) -> bool:
+    """Whether ``text`` (in any language; ``code`` when the caller knows it) is small talk only: every
+    segment a pleasantry, laughter or filler. A language without a pack: only laughter, emoji and
+    punctuation count."""
+    from memlane.text import languages
+
+    code = code or languages.detect(text)
+    if code == "en":
+        return is_small_talk_en(text)
+    if code == "zh":
+        return is_small_talk_zh(text, to_simplified(text))
+    pack = languages.pack(code)
+    if pack is None:
+        rest = _LAUGHTER.sub(" ", _plain(text))
+        return not _PUNCTUATION.sub("", rest)
+    return all(_is_small_talk_pack(text[start:end], pack) for start, end in _segments(text, _SEGMENT_ANY))
+
+
+def strip_any(sentence: str, code: str) -> str:
+    """``sentence`` (language ``code``, not English or Chinese) without its leading and trailing
+    small-talk segments ("" when all of it is small talk)."""
+    return _strip(sentence, _SEGMENT_ANY, lambda start, end: is_small_talk(sentence[start:end], code))
 
 
 # -- both ---------------------------------------------------------------------------------------

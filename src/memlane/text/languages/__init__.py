@@ -1,0 +1,131 @@
+"""Which language a text is written in, and that language's pack of words (``pack.py``).
+
+``detect`` reads the script first (Hangul is Korean, kana Japanese, Han without kana Chinese,
+Arabic, Devanagari …), then, for scripts several languages share (Latin, Cyrillic), asks
+py3langid (langid.py's naive Bayes model over byte n-grams, shipped in its wheel: no download)
+restricted to the languages memlane has packs for. A short text that names English function
+words ("I", "my", "the") stays English unless the model is sure otherwise, so English chat is
+never routed away from the English engine by a name or a loanword.
+
+``pack(code)`` gives a language's pack, or None when memlane has none: callers then read the text
+by punctuation and script alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from functools import lru_cache
+
+from memlane.text.languages.pack import Lexicon, Pack, fold
+
+__all__ = ["Pack", "Lexicon", "detect", "pack", "PACKS", "name", "fold"]
+
+#: languages with a pack (module ``memlane.text.languages.<code>``); English and Chinese are read by the
+#: engine's own English and Chinese readers, their packs hold what the other readers share with them
+PACKS = ("es", "de", "fr", "pt", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "vi", "id", "ar", "hi")
+#: English names of languages detected without a pack
+_NAMES = {"en": "English", "zh": "Chinese", "th": "Thai", "he": "Hebrew", "el": "Greek", "fa": "Persian",
+          "bn": "Bengali", "ta": "Tamil", "ka": "Georgian", "hy": "Armenian"}
+#: what py3langid may answer for a script several languages share
+_CANDIDATES = {
+    "latin": ["en", "es", "de", "fr", "pt", "it", "nl", "pl", "tr", "vi", "id", "sv", "da", "no", "fi", "cs", "ro", "hu",
+              "ca", "hr", "sk", "sl", "lt", "lv", "et", "ms", "tl", "sw", "af", "eu", "gl"],
+    "cyrillic": ["ru", "uk", "bg", "sr", "mk", "be", "kk", "mn"],
+    "arabic": ["ar", "fa", "ur"],
+    "devanagari": ["hi", "mr", "ne"],
+}
+_SCRIPTS = [
+    ("ko", re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
+    ("ja", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")),
+    ("zh", re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")),
+    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f]")),
+    ("devanagari", re.compile(r"[\u0900-\u097f]")),
+    ("cyrillic", re.compile(r"[\u0400-\u04ff]")),
+    ("th", re.compile(r"[\u0e00-\u0e7f]")),
+    ("he", re.compile(r"[\u0590-\u05ff]")),
+    ("el", re.compile(r"[\u0370-\u03ff]")),
+    ("bn", re.compile(r"[\u0980-\u09ff]")),
+    ("ta", re.compile(r"[\u0b80-\u0bff]")),
+    ("ka", re.compile(r"[\u10a0-\u10ff]")),
+    ("hy", re.compile(r"[\u0530-\u058f]")),
+]
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+#: English words common enough that a text holding one is English unless the model is sure otherwise
+_ENGLISH = frozenset("""i'm i've i'd i'll my our the are am and with of it this that you your she his they them their
+have has had does don't can't didn't what how why""".split())
+_ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _model(text: str, candidates: list[str]) -> tuple[str, float]:
+    identifier = _identifier()
+    identifier.set_languages(candidates)
+    code, probability = identifier.classify(text)
+    return code, float(probability)
+
+
+@lru_cache(maxsize=8192)
+def detect(text: str) -> str:
+    """The ISO 639-1 code of the language ``text`` is mostly written in ("en" when it cannot tell)."""
+    if not text or not text.strip():
+        return "en"
+    if _SCRIPTS[0][1].search(text):
+        return "ko"
+    if _SCRIPTS[1][1].search(text):
+        return "ja"
+    letters = [ch for ch in text if ch.isalpha()]
+    han = _SCRIPTS[2][1]
+    if letters and sum(1 for ch in letters if han.match(ch)) * 3 >= len(letters):
+        return "zh"  # Chinese characters are a third of the letters or more (code-switched Chinese/English too)
+    for script, pattern in _SCRIPTS[3:]:
+        if pattern.search(text):
+            if script not in _CANDIDATES:
+                return script
+            return _model(text, _CANDIDATES[script])[0]
+    if han.search(text):
+        return "zh"
+    if not _LATIN.search(text):
+        return "en"
+    lowered = text.lower().replace("’", "'")
+    english = re.search(r"(?<![\w'])I(?![\w'])", text) is not None or any(
+        w in _ENGLISH for w in _ENGLISH_WORD.findall(lowered))
+    code, probability = _model(text, _CANDIDATES["latin"])
+    if code == "en":
+        return "en"
+    own = pack(code)
+    # the language's own function words back the model up: a short English note ("Favourite editor: Neovim")
+    # is not Italian because the model leans that way
+    evidence = own is not None and own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk)
+    if english:
+        return code if evidence and probability >= 0.99 else "en"
+    if own is not None:
+        return code if evidence or probability >= 0.99 else "en"
+    return code if probability >= 0.99 or not lowered.isascii() else "en"
+
+
+@lru_cache(maxsize=64)
+def pack(code: str) -> Pack | None:
+    """The pack of language ``code`` (a region or script suffix is ignored: "pt-BR" -> pt), or None."""
+    base = code.split("-")[0].lower()
+    if base not in PACKS:
+        return None
+    try:
+        module = importlib.import_module(f"memlane.text.languages.{base}")
+    except ModuleNotFoundError:
+        return None
+    return module.PACK
+
+
+def name(code: str) -> str:
+    """The English name of a language ("es" -> "Spanish"; the code itself when unknown)."""
+    found = pack(code)
+    if found is not None:
+        return found.name
+    return _NAMES.get(code, code)
