@@ -212,6 +212,9 @@ def third_person(sentence: str, subject: str, group: str | None = None) -> str:
 
 #: verbs also listed as nouns that, joined by "and" to a predicate and followed by a word, are verbs
 _USUALLY_VERBS = frozenset("like love hate enjoy prefer adore dislike speak own want need use".split())
+#: verbs often used as nouns too, read as verbs after "and" when a preposition or determiner follows
+_VERBS_ALSO_NOUNS = frozenset("work play study cook travel run swim dance walk ride drive shop volunteer".split())
+_PREPOSITIONS = frozenset("in at on for with from to by about into near around as".split())
 _COORDINATED = re.compile(r"\b(and|but|or)((?:\s+(?:now|also|still|then|currently|often|usually|never|rarely|"
                           r"always|sometimes|really|mostly|no\s+longer))*)\s+([a-z]+)\b(\s+[A-Za-z]+)?")
 
@@ -228,10 +231,17 @@ def _coordinated_verbs(text: str, subject: str) -> str:
         if verb_form(word) != "VB" or word in _MODALS:
             return match.group(0)
         before = text[:match.start()]
-        if re.search(r"\bto\s+[a-z]+\b[^,.;]*$", before.split(subject)[-1]):  # "likes to swim and run"
+        infinitive = re.search(r"\bto\s+([a-z]+)\b[^,.;]*$", before.split(subject)[-1])
+        if infinitive and verb_form(infinitive.group(1)) == "VB":  # "likes to swim and run"
             return match.group(0)
-        clear = (bool(adverbs.strip()) or (following in _DETERMINERS and "NOUN" not in lemmas(word))
-                 or (word in _USUALLY_VERBS and bool(following)))
+        found = lemmas(word)
+        opens_object = following in _DETERMINERS or following in _PREPOSITIONS or following[:1].isdigit()
+        clear = (bool(adverbs.strip()) or (following in _DETERMINERS and "NOUN" not in found)
+                 or (word in _USUALLY_VERBS and bool(following))
+                 # "… and live in Austin", "… and have type 1 diabetes": never a noun, and an adjective only
+                 # when what follows cannot be its noun
+                 or (bool(following) and "NOUN" not in found and ("ADJ" not in found or opens_object))
+                 or (word in _VERBS_ALSO_NOUNS and opens_object))  # "… and work at a bakery"
         if not clear:
             return match.group(0)
         return f"{match.group(1)}{adverbs} {third_singular(word)}{match.group(4) or ''}"
@@ -243,6 +253,8 @@ def _coordinated_verbs(text: str, subject: str) -> str:
 
 #: Wrappers around a note: what follows them is the note itself.
 WRAPPERS = ("remember that", "please remember that", "please remember", "remember", "don't forget that",
+            "remind me that", "please remind me that", "just remind me that", "don't let me forget that",
+            "do not let me forget that", "make sure i remember that",
             "do not forget that", "keep in mind that", "note that", "please note that", "note", "notes", "nb",
             "n.b.", "fyi", "for the record", "for your information", "just so you know", "reminder", "memo",
             "important", "heads up", "ps", "p.s.", "fact", "fun fact", "quick note", "update")

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Literal
 
 from memlane.ingest import lexicon
+from memlane.text import languages
 from memlane.text.normalize import CJK as _CJK
 from memlane.text.normalize import has_cjk, to_simplified
 
@@ -85,9 +86,23 @@ _LATIN_PHRASES, _LATIN_STEMS, _CJK_CONCEPTS = _concept_patterns()
 @lru_cache(maxsize=4096)
 def terms(text: str) -> frozenset[str]:
     """Comparable content of a statement: concept tokens, stemmed English content words,
-    and Chinese content characters. Subject words, fillers and function words are dropped."""
+    and Chinese content characters. Subject words, fillers and function words are dropped.
+    Other languages: ``pack_terms``."""
+    code = languages.detect(text)
+    if code not in ("en", "zh"):
+        return pack_terms(text, code)
+    return _terms_en_zh(text)
+
+
+#: an age said as a birthday: "turned 4", "turns 40"
+_TURNED = re.compile(r"\bturn(?:s|ed|ing)?\s+\d+\b", re.I)
+
+
+def _terms_en_zh(text: str) -> frozenset[str]:
     found: set[str] = set()
-    simplified = to_simplified(text).lower().replace("’", "'")
+    if _TURNED.search(text):
+        found.add("AGE")
+    simplified = _fold_latin(to_simplified(text).lower().replace("’", "'"))
     # English concepts and words
     latin_text = simplified
     for pattern, concept in _LATIN_PHRASES:
@@ -111,6 +126,77 @@ def terms(text: str) -> frozenset[str]:
     for word in sorted(lexicon.FUNCTION_ZH, key=len, reverse=True):
         cjk_text = cjk_text.replace(word, " ")
     found.update(ch for ch in cjk_text if _CJK.match(ch))
+    return frozenset(found)
+
+
+def _fold_latin(text: str) -> str:
+    """Accents off Latin letters ("telefónica" -> "telefonica"), so a name compares the same in any language."""
+    if text.isascii():
+        return text
+    return "".join(languages.fold(ch) if ch.isalpha() and not _CJK.match(ch) else ch for ch in text)
+
+
+#: Korean particles and endings glued to a word's end: "인천에서" is "인천" (longest first)
+_PARTICLES_KO = tuple(sorted("""에서 에게 에는 에도 으로 로는 로 에 은 는 이 가 을 를 의 도 와 과 하고 이랑 랑 까지 부터 처럼 보다 만
+이에요 예요 이다 입니다""".split(), key=len, reverse=True))
+_KANA_RUN = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ffー]{2,}")
+#: pack fields whose forms name a concept besides ``concepts`` itself
+_CHANGE_CONCEPTS = (("moves", "RESIDENCE"),)
+
+
+@lru_cache(maxsize=64)
+def _bare_pack(code: str) -> languages.Pack:
+    """A language without a pack: its words as written (Japanese: by character)."""
+    return languages.Pack(code=code, name=languages.name(code), spaced=code != "ja")
+
+
+@lru_cache(maxsize=4096)
+def pack_terms(text: str, code: str) -> frozenset[str]:
+    """Comparable content of a statement in language ``code`` (not English or Chinese), read with its
+    pack (``text/languages``): concept tokens (the same as English's and Chinese's: "vivo en", 住んで,
+    살아 -> RESIDENCE), then content words compared by stem, function words and first-person words
+    dropped. A capitalised word inside a sentence is a name: compared folded and English-stemmed,
+    as an English memory compares it ("Madrid", "Telefónica"), so names meet across languages.
+    Japanese: its Chinese characters (as Chinese compares them) and katakana words; Korean: words
+    without their particles."""
+    pack = languages.pack(code) or _bare_pack(code)
+    found: set[str] = set()
+    if _TURNED.search(text):
+        found.add("AGE")
+    lexicon = pack.lexicon
+    consumed: set[str] = set()
+    groups = [*pack.concepts.items(), *((concept, getattr(pack, field)) for field, concept in _CHANGE_CONCEPTS)]
+    for concept, forms in groups:
+        for form in lexicon.find(text, tuple(forms)):
+            found.add(concept)
+            consumed.add(form)
+    if not pack.spaced:  # Japanese
+        rest = text
+        for form in sorted(consumed | set(pack.first_person) | set(pack.possessives), key=len, reverse=True):
+            rest = rest.replace(form, " ")
+        found.update(k.lower() for k in _KANA_RUN.findall(rest))
+        return frozenset(found | (_terms_en_zh(rest) - {"AGE"} if _CJK.search(rest) else set()))
+    ignore = {languages.fold(w) for w in pack.stop_words + pack.first_person + pack.possessives + pack.negation
+              + pack.now + pack.conjunctions}
+    consumed_keys = {key for form in consumed for key, _ in lexicon._compiled(form) if " " not in form}
+    words = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+    for i, word in enumerate(words):
+        folded = languages.fold(word)
+        if folded in ignore or (len(folded) < 2 and not folded.isdigit()):
+            continue
+        if code == "ko":
+            for particle in _PARTICLES_KO:
+                if folded.endswith(particle) and len(folded) > len(particle):
+                    folded = folded[:-len(particle)]
+                    break
+            found.add(folded)
+            continue
+        if i > 0 and word[:1].isupper() and word[1:2].islower():  # a name
+            found.add(_stemmer().stemWord(_fold_latin(word.lower())))
+            continue
+        key = lexicon.key(word)
+        if key not in consumed_keys:
+            found.add(key)
     return frozenset(found)
 
 

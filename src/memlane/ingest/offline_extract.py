@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from memlane.ingest import english, language, lexicon
+from memlane.ingest import any_language, english, language, lexicon
 from memlane.ingest.people import People, possessive_kin_zh, we_zh
 from memlane.ingest.types import Fact
 from memlane.core.models import Message
-from memlane.text import small_talk
+from memlane.text import languages, small_talk
 
 _FIRST_PERSON_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b", re.I)
 _YOU_EN = re.compile(r"\b(you|your|yours)\b", re.I)
@@ -248,7 +248,7 @@ def _statements_en(sentence: str, subject: str, people: People,
 
 # -- Chinese ------------------------------------------------------------------------------------
 
-_WRAPPER_ZH = re.compile(r"^(?:请|麻烦|帮我|你)?(?:记一下|记下来|记下|记住|记着|记录一下|记录|备注|注意|提醒一下|提醒)"
+_WRAPPER_ZH = re.compile(r"^(?:请|麻烦|帮我|你)?(?:别忘了|不要忘了|别忘记|记一下|记下来|记下|记住|记着|记录一下|记录|备注|注意|提醒一下|提醒)"
                          r"(?:一下)?(?:吧)?[：:，,\s]*")
 _SUBJECT_ZH = ("用户", "使用者", "他", "她")
 #: clause openers that continue the statement before them (its object, a reason, a name)
@@ -349,9 +349,15 @@ def _statements_zh(sentence: str, subject: str, people: People) -> tuple[list[st
 
 # -- messages -----------------------------------------------------------------------------------
 
+_KEEP_IN_MIND = re.compile(r"\b(?:don'?t|do not|never|not)\s+(?:let\s+(?:me|us)\s+)?forget\b|别忘了|不要忘了|别忘记",
+                           re.I)
+
+
 def _forget_topic(sentence: str) -> str | None:
     """The subject of a request to forget, or None if the sentence asks nothing of the kind."""
     if not language.contains_any(sentence, lexicon.FORGET_EN + lexicon.FORGET_ZH):
+        return None
+    if english.strip_wrapper(sentence)[1] or _KEEP_IN_MIND.search(sentence):  # "Don't forget that I'm …": keep it
         return None
     if not (language.has_cjk(sentence) or _FIRST_PERSON_EN.search(sentence) or _YOU_EN.search(sentence)):
         return None
@@ -371,9 +377,17 @@ def read(message: Message, *, speaker_is_agent: bool) -> Reading:
     """Statements, requests to forget and reasons of one message, sentence by sentence."""
     reading = Reading()
     people: dict[str, People] = {}  # who the message mentions, by the subject word of its language
-    for sentence in language.sentences(message.content):
+    said_in = languages.detect(message.content)
+    split = language.sentences if said_in in ("en", "zh") else any_language.sentences
+    for sentence in split(message.content):
         sentence = _BULLET.sub("", sentence)  # "- likes tea", "2) 不吃辣"
         if not sentence:
+            continue
+        code = languages.detect(sentence, said_in)
+        if code not in ("en", "zh"):  # the speaker's own sentence, read with its language's pack
+            statements, reasons = any_language.statements(sentence, code)
+            reading.reasons.extend(reasons)
+            reading.statements.extend(statements)
             continue
         topic = _forget_topic(sentence) if not speaker_is_agent else None
         if topic is not None:

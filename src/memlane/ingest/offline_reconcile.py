@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memlane.ingest import endings, language, lexicon, speakers
+from memlane.ingest import endings, language, lexicon, owners, speakers
 from memlane.ingest.types import Candidates, Decision, Fact
 
 #: Embedding similarity above which two statements are taken as the same (absent negation).
@@ -51,10 +51,6 @@ _FORGET_WORDS = lexicon.FORGET_EN + lexicon.FORGET_ZH + lexicon.REQUEST_EN + lex
 
 def negated(text: str) -> bool:
     return language.contains_any(text, lexicon.NEGATION_EN + lexicon.NEGATION_ZH) or "DISLIKE" in language.terms(text)
-
-
-def _parties(text: str) -> frozenset[str]:
-    return frozenset(party for party, words in lexicon.PARTIES.items() if language.contains_any(text, words))
 
 
 def _new_value_terms(fact: str) -> frozenset[str]:
@@ -93,6 +89,19 @@ def _new_attribute_value(fact: str, memory: str) -> bool:
     return bool(f and m and f[:2] == m[:2] and not f[2] <= m[2] and not m[2] <= f[2])
 
 
+_IDENTITY = re.compile(r"^(?:is|are|was|were)\s+(?:an?|the)\s+(?P<value>.+)$|^(?:是|叫|叫做)(?P<value_zh>.+)$", re.I)
+
+
+def _new_identity(fact_said: str, memory_said: str) -> bool:
+    """Someone's or something's identity given anew: "is a Mazda" after "is a red Honda", 是老师 after 是医生
+    (not "is scared of thunder" after "is a beagle": a state, not another identity)."""
+    f, m = _IDENTITY.match(fact_said.strip()), _IDENTITY.match(memory_said.strip())
+    if not f or not m:
+        return False
+    new, old = (language.terms(x["value"] or x["value_zh"]) for x in (f, m))
+    return bool(new and old and not new <= old and not old <= new)
+
+
 def _ends(fact: str, memory: str, memory_terms: frozenset[str]) -> str | None:
     """"replace" or "contradict" when the fact ends what the memory is about ("sold their Civic" /
     "owns a Honda Civic"): the memory holds every term of the ended object (``ingest/endings.py``)
@@ -110,16 +119,29 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     a, b = language.terms(fact), language.terms(memory)
     if not a or not b:
         return "duplicate" if similarity >= SAME_MEANING else None
+    negation_differs = negated(fact) != negated(memory)
+    fact_owner, fact_said = owners.owner(fact)
+    memory_owner, memory_said = owners.owner(memory)
+    same_party = fact_owner == memory_owner
+    if not same_party and owners.USER in (fact_owner, memory_owner):  # "Has a dog" is about the dog too
+        same_party = owners.mentions(fact_owner, memory) if memory_owner == owners.USER else \
+            owners.mentions(memory_owner, fact)
+        fact_said, memory_said = fact, memory
+    # the speaker ends what is theirs ("sold my car" ends "User's car is a Mazda"); a break-up ends the partner's
+    theirs = fact_owner == owners.USER and not memory_owner.startswith(owners.PEOPLE)
+    if (same_party or theirs or endings.ends_a_relationship(fact)) and (
+            ended := _ends(fact, memory, b)):
+        return ended
+    if not same_party:  # about someone or something else: another attribute, whatever the words share
+        return "duplicate" if similarity >= SAME_MEANING and not negation_differs else None
+    if fact_said != fact or memory_said != memory:  # the owner's words are not what the two say of them
+        a, b = language.terms(fact_said) or a, language.terms(memory_said) or b
     shared = a & b
     strong = shared - lexicon.GENERIC
     coverage = len(shared) / len(b)
     novel = a - b - lexicon.GENERIC
     lost = b - a  # what the memory says that the fact does not
-    negation_differs = negated(fact) != negated(memory)
-    same_party = _parties(fact) == _parties(memory)
     exclusive = shared & lexicon.EXCLUSIVE
-    if (same_party or endings.ends_a_relationship(fact)) and (ended := _ends(fact, memory, b)):
-        return ended
 
     # a negation of the general case reaches the specific memory: "no tech stocks" ends "likes AI tech stocks"
     own = a - lexicon.GENERIC
@@ -130,7 +152,7 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
         return "replace"
     if exclusive and same_party and negation_differs:  # "left the job", 离职了: the state ended
         return "contradict"
-    if _new_attribute_value(fact, memory):
+    if (fact_owner == owners.USER and _new_attribute_value(fact, memory)) or _new_identity(fact_said, memory_said):
         return "replace"
     scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
     if strong and scales_f and scales_m and not scales_f & scales_m:

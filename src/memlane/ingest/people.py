@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memlane.text.normalize import to_simplified
 from memlane.text.relations import PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
 
 _PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "hers": "f", "他": "m", "她": "f"}
@@ -150,19 +151,24 @@ def possessive_kin_zh(text: str, subject: str) -> str:
 
 
 def we_zh(text: str, subject: str) -> str:
-    """我们 as the user and others: 我们家 → 用户家, 我们公司 → 用户的公司 (a noun after it: theirs),
-    else 用户和家人."""
-    if "我们" not in text:
+    """我们 (我們) as the user and others: 我们家 → 用户家, 我们公司 → 用户的公司 (a noun after it: theirs),
+    else 用户和家人. Traditional text is read through its Simplified form (OpenCC maps character to
+    character) and written back in its own characters."""
+    simplified = to_simplified(text)
+    if "我们" not in simplified:
         return text
     import rjieba
 
-    out, tokens = [], rjieba.tag(text)
+    out, tokens, at = [], rjieba.tag(simplified), 0
+    same_length = len(simplified) == len(text)
     for i, (word, _) in enumerate(tokens):
+        original = text[at:at + len(word)] if same_length else word
+        at += len(word)
         if word != "我们":
-            out.append(word if word != "俩" or not i or tokens[i - 1][0] != "我们" else "")
+            out.append(original if word != "俩" or not i or tokens[i - 1][0] != "我们" else "")
             continue
         following, tag = tokens[i + 1] if i + 1 < len(tokens) else ("", "")
-        if following.startswith("家"):
+        if following.startswith(("家", "全家")):
             out.append(subject)
         elif tag.startswith("n") and tag != "nr":
             out.append(f"{subject}的")

@@ -65,15 +65,37 @@ def _identifier():
 
 
 def _model(text: str, candidates: list[str]) -> tuple[str, float]:
+    """The most likely of ``candidates`` and its probability; for Latin text, the probability is the
+    margin over English (the top's probability less English's), so a close call stays English."""
     identifier = _identifier()
     identifier.set_languages(candidates)
-    code, probability = identifier.classify(text)
+    ranked = identifier.rank(text)
+    code, probability = ranked[0]
+    if code != "en" and "en" in candidates:
+        probability -= next((p for c, p in ranked if c == "en"), 0.0)
     return code, float(probability)
 
 
+def detect(text: str, hint: str | None = None) -> str:
+    """The ISO 639-1 code of the language ``text`` is mostly written in ("en" when it cannot tell).
+    ``hint``: the language of the text around it (a sentence's message): a short sentence that could be
+    either is read in it ("Tengo dos perros." in a Spanish message)."""
+    code = _detect(text)
+    if hint and hint != code and code == "en" and hint not in ("en", "zh") and not _english(text):
+        own = pack(hint)
+        if own is not None and own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk):
+            return hint
+    return code
+
+
+def _english(text: str) -> bool:
+    """Holds an English word common enough to say the text is English (or "I")."""
+    return re.search(r"(?<![\w'])I(?![\w'])", text) is not None or any(
+        w in _ENGLISH for w in _ENGLISH_WORD.findall(text.lower().replace("’", "'")))
+
+
 @lru_cache(maxsize=8192)
-def detect(text: str) -> str:
-    """The ISO 639-1 code of the language ``text`` is mostly written in ("en" when it cannot tell)."""
+def _detect(text: str) -> str:
     if not text or not text.strip():
         return "en"
     if _SCRIPTS[0][1].search(text):
@@ -94,8 +116,7 @@ def detect(text: str) -> str:
     if not _LATIN.search(text):
         return "en"
     lowered = text.lower().replace("’", "'")
-    english = re.search(r"(?<![\w'])I(?![\w'])", text) is not None or any(
-        w in _ENGLISH for w in _ENGLISH_WORD.findall(lowered))
+    english = _english(text)
     code, probability = _model(text, _CANDIDATES["latin"])
     if code == "en":
         return "en"
@@ -104,10 +125,10 @@ def detect(text: str) -> str:
     # is not Italian because the model leans that way
     evidence = own is not None and own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk)
     if english:
-        return code if evidence and probability >= 0.99 else "en"
+        return code if evidence and probability >= 0.98 else "en"
     if own is not None:
-        return code if evidence or probability >= 0.99 else "en"
-    return code if probability >= 0.99 or not lowered.isascii() else "en"
+        return code if (evidence and probability >= 0.15) or probability >= 0.98 else "en"
+    return code if probability >= 0.98 or (not lowered.isascii() and probability >= 0.5) else "en"
 
 
 @lru_cache(maxsize=64)

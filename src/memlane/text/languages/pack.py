@@ -58,6 +58,8 @@ class Pack:
     stemmer: str | None = None
     #: words are separated by spaces (False: Japanese, matched by substring)
     spaced: bool = True
+    #: the verb comes last (ja, ko, tr, hi): a request or a question particle ends a clause rather than opening it
+    verb_final: bool = False
     #: the speaker says who they are without a pronoun ("Vivo en Madrid"): a statement without a subject is theirs
     pro_drop: bool = False
     #: words that make a clause about the speaker: I, me, my, we, our, us (all forms)
