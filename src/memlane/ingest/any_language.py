@@ -63,8 +63,8 @@ def _asks(clause: str, pack: Pack | None, code: str) -> str | None:
         return None
     lexicon = pack.lexicon
     bare = stripped.rstrip(_TRAILING)
-    if pack.verb_final or not pack.spaced:
-        if pack.requests and lexicon.has(bare, pack.requests):
+    if pack.verb_final or not pack.spaced:  # the request's words close the clause: …を教えて, 추천해 주세요
+        if pack.requests and _ends_with(bare, pack.requests, pack):
             return REQUEST
         if pack.question_particles and _ends_with(bare, pack.question_particles, pack):
             return QUESTION
@@ -73,14 +73,15 @@ def _asks(clause: str, pack: Pack | None, code: str) -> str | None:
             return REQUEST
         if pack.question_particles and lexicon.has(bare, pack.question_particles):
             return QUESTION
-    if lexicon.starts(bare, pack.question_words):
+    if lexicon.starts(bare, pack.question_words, exact=True):
         return QUESTION
     return None
 
 
 def _ends_with(text: str, forms: tuple[str, ...], pack: Pack) -> bool:
     if not pack.spaced:
-        return text.endswith(tuple(forms))
+        return text.endswith(tuple(f for f in forms if f)) or any(
+            text.endswith(f + tail) for f in forms if f for tail in ("ね", "よ", "な", "ませんか", "くれる", "くれない"))
     words = pack.lexicon.words(text)
     return bool(words) and any(words[-1] == f or (f.endswith("-") and words[-1].startswith(f[:-1])) or
                                words[-1].endswith(f) for f in forms if f)
@@ -120,21 +121,20 @@ def _split_compound(statement: str, pack: Pack | None) -> list[str]:
     if pack is None or not pack.spaced or not pack.conjunctions:
         return [statement]
     lexicon = pack.lexicon
-    stop = {languages.fold(w) for w in pack.stop_words}
-    first = {languages.fold(w) for w in pack.first_person}
-    now = {languages.fold(w) for w in pack.now}
     conjunctions = "|".join(re.escape(c) for c in sorted(pack.conjunctions, key=len, reverse=True))
     pattern = re.compile(rf",?\s+(?:{conjunctions})\s+(?=\S)", re.I)
     parts, start = [], 0
     for match in pattern.finditer(statement):
         rest = statement[match.end():]
-        words = lexicon.words(rest)
-        if len(words) < 3 or len(lexicon.words(statement[start:match.start()])) < 2:
+        words, before = lexicon.words(rest), lexicon.words(statement[start:match.start()])
+        if len(words) < 3 or len(before) < 2:
             continue
-        head = languages.fold(words[0])
-        if head in now:
+        if len(before) <= 3 and lexicon.is_one(before[0], pack.possessives):
+            continue  # "Mi hermana y yo vivimos …": a compound subject, not two statements
+        head = words[0]
+        if lexicon.is_one(head, pack.now):
             continue
-        if head in first or (pack.pro_drop and head not in stop):
+        if lexicon.is_one(head, pack.first_person) or (pack.pro_drop and not lexicon.is_one(head, pack.stop_words)):
             parts.append(statement[start:match.start()])
             start = match.end()
     parts.append(statement[start:])

@@ -176,13 +176,12 @@ def pack_terms(text: str, code: str) -> frozenset[str]:
             rest = rest.replace(form, " ")
         found.update(k.lower() for k in _KANA_RUN.findall(rest))
         return frozenset(found | (_terms_en_zh(rest) - {"AGE"} if _CJK.search(rest) else set()))
-    ignore = {languages.fold(w) for w in pack.stop_words + pack.first_person + pack.possessives + pack.negation
-              + pack.now + pack.conjunctions}
+    ignore = pack.stop_words + pack.first_person + pack.possessives + pack.negation + pack.now + pack.conjunctions
     consumed_keys = {key for form in consumed for key, _ in lexicon._compiled(form) if " " not in form}
     words = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
     for i, word in enumerate(words):
         folded = languages.fold(word)
-        if folded in ignore or (len(folded) < 2 and not folded.isdigit()):
+        if (len(folded) < 2 and not folded.isdigit()) or lexicon.is_one(word, ignore):
             continue
         if code == "ko":
             for particle in _PARTICLES_KO:

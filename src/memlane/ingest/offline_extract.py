@@ -111,7 +111,12 @@ def _first_person_en(sentence: str, subject: str, people: People) -> list[str]:
         statement = ", ".join(kept)
         ours = _FIRST_PERSON_EN.search(statement) or (people.group and statement.startswith(people.group))
         if statement and ours and not small_talk.is_small_talk_en(statement):
-            found.append(english.third_person(statement, subject, people.group_en(statement)))
+            rewritten = english.third_person(statement, subject, people.group_en(statement))
+            if rewritten.startswith(subject + " ") and not rewritten.startswith(subject + " and "):
+                # "User is vegetarian and lives in Austin": two facts, so a move later leaves the diet alone
+                found.extend(_with_subject(subject, rewritten[len(subject) + 1:]))
+            else:
+                found.append(rewritten)
     return found
 
 

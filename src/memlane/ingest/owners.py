@@ -125,7 +125,7 @@ def _owner_pack(text: str, code: str) -> tuple[str, str]:
                 return _party_key(parties[form], form, pack), stripped[len(form):]
         return USER, text
     words = pack.lexicon.words(stripped)
-    if len(words) >= 2 and words[0] in {w.lower() for w in pack.possessives}:
+    if len(words) >= 2 and pack.lexicon.is_one(words[0], pack.possessives):
         noun = words[1]
         for form, party in parties.items():
             if pack.lexicon.find(noun, (form,)):

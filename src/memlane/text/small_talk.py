@@ -157,7 +157,7 @@ def strip_zh(sentence: str, simplified: str) -> str:
 # -- other languages (their packs: ``text/languages``) ---------------------------------------------
 
 #: laughter and reactions in any script: haha, jaja, ahah, kkk, хаха, ㅋㅋ, ㅎㅎ, www, 笑, 555
-_LAUGHTER = re.compile(r"(?<![^\W\d_])(?:(?:[hjkx]?[aeiou]){0,1}(?:[hjk][aeiou]){1,}[hjk]?|a?h+a(?:h+a)+h*|k{3,}|"
+_LAUGHTER = re.compile(r"(?<![^\W\d_])(?:[aeiou]?(?:[hjk][aeiou]){2,}[hjk]?|a?h+a(?:h+a)+h*|k{3,}|"
                        r"(?:х[аеи]){2,}х?|(?:ㅋ|ㅎ|ㅠ|ㅜ)+|w{3,}|笑|草|5{3,}|lol|xd)(?![^\W\d_])", re.I)
 _SEGMENT_ANY = re.compile(r"\s*(?:[,;:、，；：]|\s[-–—]+\s|\.\.\.|…)\s*")
 
@@ -165,9 +165,10 @@ _SEGMENT_ANY = re.compile(r"\s*(?:[,;:、，；：]|\s[-–—]+\s|\.\.\.|…)\s
 def _is_small_talk_pack(segment: str, pack) -> bool:
     """Nothing left of ``segment`` once the pack's pleasantries, laughter, emoji, fillers and punctuation
     are taken out."""
-    text = _LAUGHTER.sub(" ", _plain(segment))
+    text = _plain(segment)
     for phrase in sorted(pack.small_talk, key=len, reverse=True):
         text = _remove(text, phrase, pack.spaced)
+    text = _LAUGHTER.sub(" ", text)
     if pack.spaced:
         fillers = {f.lower() for f in pack.fillers} | {"ok", "okay", "super", "lol", "xd"}
         return all(w in fillers for w in re.findall(r"[^\W\d_]+", text))

@@ -29,8 +29,9 @@ _NAMES = {"en": "English", "zh": "Chinese", "th": "Thai", "he": "Hebrew", "el": 
           "bn": "Bengali", "ta": "Tamil", "ka": "Georgian", "hy": "Armenian"}
 #: what py3langid may answer for a script several languages share
 _CANDIDATES = {
-    "latin": ["en", "es", "de", "fr", "pt", "it", "nl", "pl", "tr", "vi", "id", "sv", "da", "no", "fi", "cs", "ro", "hu",
-              "ca", "hr", "sk", "sl", "lt", "lv", "et", "ms", "tl", "sw", "af", "eu", "gl"],
+    # the languages with a pack: a short sentence is read as the nearest of them (Catalan-looking Spanish is
+    # Spanish); a Latin-script language without a pack is kept as said either way
+    "latin": ["en", "es", "de", "fr", "pt", "it", "nl", "pl", "tr", "vi", "id"],
     "cyrillic": ["ru", "uk", "bg", "sr", "mk", "be", "kk", "mn"],
     "arabic": ["ar", "fa", "ur"],
     "devanagari": ["hi", "mr", "ne"],
@@ -81,11 +82,16 @@ def detect(text: str, hint: str | None = None) -> str:
     ``hint``: the language of the text around it (a sentence's message): a short sentence that could be
     either is read in it ("Tengo dos perros." in a Spanish message)."""
     code = _detect(text)
-    if hint and hint != code and code == "en" and hint not in ("en", "zh") and not _english(text):
-        own = pack(hint)
-        if own is not None and own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk):
-            return hint
-    return code
+    if not hint or hint == code or hint in ("en", "zh") or (code == "en" and _english(text)):
+        return code
+    own = pack(hint)
+    if own is None or code not in ("en", *_CANDIDATES["latin"]) or not _LATIN.search(text):
+        return code
+    if own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk):
+        return hint
+    identifier = _identifier()
+    identifier.set_languages([code, hint])
+    return hint if dict(identifier.rank(text)).get(hint, 0.0) >= 0.25 else code
 
 
 def _english(text: str) -> bool:
@@ -108,6 +114,8 @@ def _detect(text: str) -> str:
         return "zh"  # Chinese characters are a third of the letters or more (code-switched Chinese/English too)
     for script, pattern in _SCRIPTS[3:]:
         if pattern.search(text):
+            if script == "cyrillic" and (found := _cyrillic(text)):
+                return found
             if script not in _CANDIDATES:
                 return script
             return _model(text, _CANDIDATES[script])[0]
@@ -117,7 +125,7 @@ def _detect(text: str) -> str:
         return "en"
     lowered = text.lower().replace("’", "'")
     english = _english(text)
-    code, probability = _model(text, _CANDIDATES["latin"])
+    code, probability = _nearest(text)
     if code == "en":
         return "en"
     own = pack(code)
@@ -129,6 +137,58 @@ def _detect(text: str) -> str:
     if own is not None:
         return code if (evidence and probability >= 0.15) or probability >= 0.98 else "en"
     return code if probability >= 0.98 or (not lowered.isascii() and probability >= 0.5) else "en"
+
+
+def _nearest(text: str) -> tuple[str, float]:
+    """The model's best Latin-script language, or among those it finds nearly as likely (within 0.3) the
+    one whose pack holds most of the text's words ("Me mudé de Madrid a Sevilla": "mudé" is Spanish's, the
+    function words are everyone's)."""
+    identifier = _identifier()
+    identifier.set_languages(_CANDIDATES["latin"])
+    ranked = identifier.rank(text)
+    english = next((p for c, p in ranked if c == "en"), 0.0)
+    best = ranked[0][1]
+    near = [c for c, p in ranked[:4] if c != "en" and p >= best - 0.3]
+    if ranked[0][0] == "en" or len(near) < 2:
+        code = ranked[0][0]
+    else:
+        words = {fold(w) for w in re.findall(r"[^\W\d_]+", text)}
+        code = max(near, key=lambda c: (len(words & _vocabulary(c)), -near.index(c)))
+    probability = next(p for c, p in ranked if c == code)
+    return code, float(probability - english if code != "en" else probability)
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(code: str) -> frozenset[str]:
+    """Every single word a pack lists, folded."""
+    own = pack(code)
+    if own is None:
+        return frozenset()
+    lists = [own.first_person, own.possessives, own.question_words, own.requests, own.small_talk, own.fillers,
+             own.reasons, own.conjunctions, own.negation, own.now, own.stop_words, own.endings, own.moves, own.starts,
+             *own.concepts.values(), *own.relations.values()]
+    return frozenset(fold(w) for forms in lists for form in forms for w in form.split() if not w.endswith("-"))
+
+
+_UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_RUSSIAN = re.compile(r"[ыэъёЫЭЪЁ]")
+
+
+def _cyrillic(text: str) -> str | None:
+    """Russian or Ukrainian by the letters only one of them has, else by the model backed by the packs'
+    own words (a short "Привет!" is not Serbian)."""
+    if _UKRAINIAN.search(text):
+        return "uk"
+    if _RUSSIAN.search(text):
+        return "ru"
+    code = _model(text, _CANDIDATES["cyrillic"])[0]
+    if code in ("ru", "uk"):
+        return code
+    for candidate in ("ru", "uk"):
+        own = pack(candidate)
+        if own is not None and own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk):
+            return candidate
+    return None
 
 
 @lru_cache(maxsize=64)

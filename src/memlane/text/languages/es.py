@@ -20,7 +20,7 @@ PACK = Pack(
         "pet": ("perro", "perra", "gato", "gata", "mascota", "perrito", "gatito"),
         "work": ("empresa", "compañía", "trabajo", "oficina", "equipo", "escuela", "colegio"),
     },
-    question_words=("qué", "que", "cómo", "dónde", "cuándo", "por qué", "cuál", "cuáles", "quién", "quiénes", "cuánto",
+    question_words=("qué", "cómo", "dónde", "cuándo", "por qué", "cuál", "cuáles", "quién", "quiénes", "cuánto",
                     "cuánta", "cuántos", "cuántas", "acaso"),
     requests=("puedes", "podrías", "puede", "podría", "me puedes", "me podrías", "dime", "díme", "recuérdame",
               "recomiéndame", "recomienda", "sugiéreme", "ayúdame", "explícame", "escríbeme", "búscame", "hazme",

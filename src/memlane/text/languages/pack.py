@@ -39,11 +39,21 @@ def stemmer(algorithm: str):
     return snowballstemmer.stemmer(algorithm)
 
 
+@lru_cache(maxsize=65536)
 def fold(word: str) -> str:
-    """``word`` lower-cased without its accents (Latin script only: Cyrillic й stays й)."""
-    low = word.lower()
-    folded = "".join(ch for ch in unicodedata.normalize("NFKD", low) if not unicodedata.combining(ch))
-    return folded if folded.isascii() else low
+    """``word`` lower-cased without the accents of its Latin letters ("Telefónica" -> "telefonica", Turkish
+    "başladım" -> "basladım"); letters of other scripts keep theirs (Cyrillic й stays й)."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", lower(word)):
+        if unicodedata.combining(ch) and out and out[-1].isascii():
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def lower(text: str) -> str:
+    """Lower case that keeps Turkish İ one letter ("İstanbul" -> "istanbul", not i + a combining dot)."""
+    return text.replace("İ", "i").lower()
 
 
 @dataclass(frozen=True)
@@ -115,11 +125,11 @@ class Lexicon:
 
     def words(self, text: str) -> list[str]:
         """The words of ``text``, lower-cased (French elisions split: "j'habite" -> "j", "habite")."""
-        return [w.lower() for w in _WORD.findall(text.replace("’", "'").replace("'", " "))]
+        return [w.lower() for w in _WORD.findall(lower(text).replace("’", "'").replace("'", " "))]
 
     def key(self, word: str) -> str:
         """What a word is compared by: its stem (accents folded after stemming), or the word."""
-        low = word.lower()
+        low = lower(word)
         if self.pack.stemmer:
             low = stemmer(self.pack.stemmer).stemWord(low)
         return fold(low)
@@ -147,13 +157,19 @@ class Lexicon:
                 found.append(form)
         return found
 
-    def starts(self, text: str, forms: tuple[str, ...]) -> str | None:
-        """The first form ``text`` opens with (after punctuation), or None."""
+    def starts(self, text: str, forms: tuple[str, ...], *, exact: bool = False) -> str | None:
+        """The first form ``text`` opens with (after punctuation), or None. ``exact``: words compared as
+        written, accents included (question words: Spanish "cómo" asks, "como" does not)."""
         if not forms:
             return None
         stripped = text.lstrip(" ¿¡\"'«“「『(-–—")
         if not self.pack.spaced:
             return next((f for f in sorted(forms, key=len, reverse=True) if stripped.startswith(f)), None)
+        if exact:
+            words = self.words(stripped)
+            return next((f for f in sorted(forms, key=len, reverse=True)
+                         if words[:len(f.split())] == f.split()
+                         or (f.endswith("-") and words and words[0].startswith(f[:-1]))), None)
         keys = [(self.key(w), fold(w)) for w in self.words(stripped)]
         for form in sorted(forms, key=len, reverse=True):
             parts = self._compiled(form)
@@ -163,6 +179,18 @@ class Lexicon:
 
     def has(self, text: str, forms: tuple[str, ...]) -> bool:
         return bool(self.find(text, forms))
+
+    def is_one(self, word: str, forms: tuple[str, ...]) -> bool:
+        """Whether the single ``word`` is one of the one-word ``forms`` (as ``find`` matches them)."""
+        if not self.pack.spaced:
+            return word in forms
+        cache = self.__dict__.setdefault("_one", {})
+        if forms not in cache:
+            parts = [self._compiled(f) for f in forms]
+            cache[forms] = ({p[0][0] for p in parts if len(p) == 1 and not p[0][1]},
+                            tuple(p[0][0] for p in parts if len(p) == 1 and p[0][1]))
+        keys, prefixes = cache[forms]
+        return self.key(word) in keys or (bool(prefixes) and fold(word).startswith(prefixes))
 
     def _compiled(self, form: str) -> tuple[tuple[str, bool], ...]:
         cache = self.__dict__.setdefault("_cache", {})
