@@ -30,6 +30,7 @@ import re
 
 from memlane.text import languages, small_talk
 from memlane.text.languages import Pack
+from memlane.text.languages.pack import LETTERS
 
 QUESTION = "a question"
 REQUEST = "a request to the assistant"
@@ -103,7 +104,7 @@ def _trim(clause: str, pack: Pack | None) -> str:
         if pack.spaced:
             rest = clause.lstrip(" ¿¡\"'«“(")
             for _ in range(words):
-                rest = re.sub(r"^[^\W_]+(?:['’]\s*)?\s*", "", rest, count=1)
+                rest = re.sub(rf"^{LETTERS}+(?:['’]\s*)?\s*", "", rest, count=1)
             clause = rest or clause
         else:
             clause = clause.lstrip()[len(opener):] or clause

@@ -20,6 +20,7 @@ import re
 from functools import lru_cache
 
 from memlane.ingest import english, language
+from memlane.text import languages
 
 #: verbs (base form) that end the state their object was in, with the particle a phrasal one needs ("" none)
 ENDING_VERBS_EN: dict[str, tuple[str, ...]] = {
@@ -85,6 +86,9 @@ def _object_en(rest: str) -> str:
 def ended_terms(text: str, subject_words: frozenset[str] = frozenset()) -> frozenset[str] | None:
     """Terms of what ``text`` says has ended (None when it ends nothing). ``subject_words``: words that
     name the speaker ("user") and are never the object."""
+    code = languages.detect(text)
+    if code not in ("en", "zh"):
+        return _ended_pack(text, code)
     if language.has_cjk(text):
         return _ended_zh(text)
     found = _ending_en(text)
@@ -98,6 +102,34 @@ def ended_terms(text: str, subject_words: frozenset[str] = frozenset()) -> froze
             terms |= language.terms(partner.group(1))
     terms -= subject_words | {"user", "agent"}
     return frozenset(terms) if terms else None
+
+
+def _verb_terms_pack(text: str, code: str) -> frozenset[str] | None:
+    """The terms of the ending verbs ``text`` holds (its language's pack), or None when it holds none."""
+    pack = languages.pack(code)
+    if pack is None:
+        return None
+    found = pack.lexicon.find(text, pack.endings)
+    if not found:
+        return None
+    return frozenset().union(*(language.pack_terms(form, code) for form in found))
+
+
+def _ended_pack(text: str, code: str) -> frozenset[str] | None:
+    """Another language's ending (its pack's ``endings``): where the object stands differs from language to
+    language (…を辞めた, ушёл из …, verkocht), so what ended is every specific term of the statement but the
+    verb's and the concepts'; reconciliation ends the memory that shares one of them."""
+    verbs = _verb_terms_pack(text, code)
+    if verbs is None:
+        return None
+    terms = frozenset(t for t in language.terms(text) - verbs if not t.isupper())
+    return terms or None
+
+
+def ended_by_pack(text: str) -> bool:
+    """Whether ``text`` is in a language read by its pack (not English or Chinese): its ended terms are all
+    the statement's terms, a memory is ended by one of them (``offline_reconcile``)."""
+    return languages.detect(text) not in ("en", "zh")
 
 
 def ends_a_relationship(text: str) -> bool:
@@ -124,6 +156,9 @@ def _ended_zh(text: str) -> frozenset[str] | None:
 
 def new_state_terms(text: str, ended: frozenset[str]) -> frozenset[str]:
     """What else ``text`` names besides what it ended, the ending verb and times: the new state, if any."""
+    code = languages.detect(text)
+    if code not in ("en", "zh"):
+        return frozenset(language.terms(text) - ended - (_verb_terms_pack(text, code) or frozenset()))
     if language.has_cjk(text):
         simplified = language.to_simplified(text)
         rest = _TIME_ZH.sub(" ", simplified)

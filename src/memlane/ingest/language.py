@@ -13,6 +13,7 @@ from typing import Literal
 
 from memlane.ingest import lexicon
 from memlane.text import languages
+from memlane.text.languages.pack import LETTERS
 from memlane.text.normalize import CJK as _CJK
 from memlane.text.normalize import has_cjk, to_simplified
 
@@ -94,8 +95,9 @@ def terms(text: str) -> frozenset[str]:
     return _terms_en_zh(text)
 
 
-#: an age said as a birthday: "turned 4", "turns 40"
-_TURNED = re.compile(r"\bturn(?:s|ed|ing)?\s+\d+\b", re.I)
+#: an age said as a birthday or a bare number: "turned 4", "turns 40", "is 7" (not "is 7 km away")
+_TURNED = re.compile(r"\bturn(?:s|ed|ing)?\s+\d+\b|\b(?:is|are|was|am)\s+\d{1,3}(?:\s*(?:years?|yrs?)(?:\s+old)?)?"
+                     r"\s*(?:$|[,.;!]|\s+(?:and|now|today|this|next|last)\b)", re.I)
 
 
 def _terms_en_zh(text: str) -> frozenset[str]:
@@ -140,6 +142,9 @@ def _fold_latin(text: str) -> str:
 _PARTICLES_KO = tuple(sorted("""에서 에게 에는 에도 으로 로는 로 에 은 는 이 가 을 를 의 도 와 과 하고 이랑 랑 까지 부터 처럼 보다 만
 이에요 예요 이다 입니다""".split(), key=len, reverse=True))
 _KANA_RUN = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ffー]{2,}")
+#: languages whose names take case endings ("w Krakowie", "Krakowa'dan", "в Яндексе")
+_DECLINES_NAMES = frozenset({"pl", "tr", "ru", "uk", "fi", "hu", "cs", "sk", "lt", "lv", "et"})
+_LATIN_NAME = re.compile(r"^[A-Za-z\u00c0-\u024f'’-]+$")
 #: pack fields whose forms name a concept besides ``concepts`` itself
 _CHANGE_CONCEPTS = (("moves", "RESIDENCE"),)
 
@@ -178,7 +183,7 @@ def pack_terms(text: str, code: str) -> frozenset[str]:
         return frozenset(found | (_terms_en_zh(rest) - {"AGE"} if _CJK.search(rest) else set()))
     ignore = pack.stop_words + pack.first_person + pack.possessives + pack.negation + pack.now + pack.conjunctions
     consumed_keys = {key for form in consumed for key, _ in lexicon._compiled(form) if " " not in form}
-    words = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+    words = re.findall(rf"{LETTERS}+(?:['’-]{LETTERS}+)*", text)
     for i, word in enumerate(words):
         folded = languages.fold(word)
         if (len(folded) < 2 and not folded.isdigit()) or lexicon.is_one(word, ignore):
@@ -190,12 +195,17 @@ def pack_terms(text: str, code: str) -> frozenset[str]:
                     break
             found.add(folded)
             continue
-        if i > 0 and word[:1].isupper() and word[1:2].islower():  # a name
-            found.add(_stemmer().stemWord(_fold_latin(word.lower())))
-            continue
         key = lexicon.key(word)
-        if key not in consumed_keys:
-            found.add(key)
+        if key in consumed_keys:
+            continue
+        name = word[:1].isupper() and word[1:2].islower() and (i > 0 or folded not in languages.vocabulary(code))
+        if name and word.isascii() or name and _LATIN_NAME.match(word):
+            # a name, compared as an English memory compares it ("Madrid", "Telefónica"), so names meet across
+            # languages; in a language that declines names, its own stem too ("Krakowie", "Krakowa")
+            found.add(_stemmer().stemWord(_fold_latin(word.lower())))
+            if code not in _DECLINES_NAMES:
+                continue
+        found.add(key)
     return frozenset(found)
 
 

@@ -107,7 +107,12 @@ def _ends(fact: str, memory: str, memory_terms: frozenset[str]) -> str | None:
     "owns a Honda Civic"): the memory holds every term of the ended object (``ingest/endings.py``)
     and is not itself a negation; "replace" when the fact also names a new state."""
     ended = endings.ended_terms(fact)
-    if not ended or not (ended - lexicon.GENERIC) or not ended <= memory_terms or negated(memory):
+    if not ended or not (ended - lexicon.GENERIC) or negated(memory):
+        return None
+    if endings.ended_by_pack(fact):  # the object is wherever the language puts it: one shared specific term
+        if not (ended & memory_terms) - lexicon.GENERIC:
+            return None
+    elif not ended <= memory_terms:
         return None
     return "replace" if endings.new_state_terms(fact, ended) - memory_terms - lexicon.GENERIC else "contradict"
 
@@ -129,7 +134,9 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
         fact_said, memory_said = fact, memory
     # the speaker ends what is theirs ("sold my car" ends "User's car is a Mazda"); a break-up ends the partner's
     theirs = fact_owner == owners.USER and not memory_owner.startswith(owners.PEOPLE)
-    if (same_party or theirs or endings.ends_a_relationship(fact)) and (
+    # a break-up ends the memory about the partner ("Pablo y yo rompimos" ends "Mi novio se llama Pablo")
+    partner = memory_owner == "spouse" and endings.ended_by_pack(fact)
+    if (same_party or theirs or partner or endings.ends_a_relationship(fact)) and (
             ended := _ends(fact, memory, b)):
         return ended
     if not same_party:  # about someone or something else: another attribute, whatever the words share

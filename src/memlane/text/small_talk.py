@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from memlane.text.languages.pack import LETTERS, MARKS
 from memlane.text.normalize import to_simplified
 
 
@@ -171,7 +172,7 @@ def _is_small_talk_pack(segment: str, pack) -> bool:
     text = _LAUGHTER.sub(" ", text)
     if pack.spaced:
         fillers = {f.lower() for f in pack.fillers} | {"ok", "okay", "super", "lol", "xd"}
-        return all(w in fillers for w in re.findall(r"[^\W\d_]+", text))
+        return all(w in fillers for w in re.findall(rf"(?:[^\W\d_]|[{MARKS}])+", text))
     for filler in sorted(pack.fillers, key=len, reverse=True):
         text = text.replace(filler, " ")
     return not _PUNCTUATION.sub("", text)
@@ -180,7 +181,7 @@ def _is_small_talk_pack(segment: str, pack) -> bool:
 def _remove(text: str, phrase: str, spaced: bool) -> str:
     if not spaced:
         return text.replace(phrase, " ")
-    return re.sub(r"(?<![^\W_])" + re.escape(phrase.lower()) + r"(?![^\W_])", " ", text)
+    return re.sub(rf"(?<!{LETTERS})" + re.escape(phrase.lower()) + rf"(?!{LETTERS})", " ", text)
 
 
 def is_small_talk(text: str, code: str | None = None) -> bool:

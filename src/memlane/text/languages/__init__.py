@@ -14,6 +14,7 @@ by punctuation and script alone.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from functools import lru_cache
 
@@ -62,15 +63,27 @@ _ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 def _identifier():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
+
+
+def _rank(text: str, candidates: list[str] | tuple[str, ...]) -> list[tuple[str, float]]:
+    """``candidates`` by the model's probability that ``text`` is in them, normalised over them alone (the
+    model ranks every language it knows in one pass; narrowing it with ``set_languages`` costs more than
+    the ranking)."""
+    wanted = set(candidates)
+    scores = [(code, float(score)) for code, score in _identifier().rank(text) if code in wanted]
+    if not scores:
+        return [(candidates[0], 1.0)]
+    top = scores[0][1]
+    weights = [(code, math.exp(score - top)) for code, score in scores]
+    total = sum(w for _, w in weights)
+    return [(code, w / total) for code, w in weights]
 
 
 def _model(text: str, candidates: list[str]) -> tuple[str, float]:
     """The most likely of ``candidates`` and its probability; for Latin text, the probability is the
     margin over English (the top's probability less English's), so a close call stays English."""
-    identifier = _identifier()
-    identifier.set_languages(candidates)
-    ranked = identifier.rank(text)
+    ranked = _rank(text, candidates)
     code, probability = ranked[0]
     if code != "en" and "en" in candidates:
         probability -= next((p for c, p in ranked if c == "en"), 0.0)
@@ -89,9 +102,7 @@ def detect(text: str, hint: str | None = None) -> str:
         return code
     if own.lexicon.has(text, own.stop_words + own.first_person + own.small_talk):
         return hint
-    identifier = _identifier()
-    identifier.set_languages([code, hint])
-    return hint if dict(identifier.rank(text)).get(hint, 0.0) >= 0.25 else code
+    return hint if dict(_rank(text, [code, hint])).get(hint, 0.0) >= 0.25 else code
 
 
 def _english(text: str) -> bool:
@@ -126,8 +137,8 @@ def _detect(text: str) -> str:
     lowered = text.lower().replace("’", "'")
     english = _english(text)
     code, probability = _nearest(text)
-    if code == "en":
-        return "en"
+    if code == "en" or (lowered.isascii() and _english_words(lowered) > len(_words(lowered) & vocabulary(code))):
+        return "en"  # more of its words are English than the other language's: "Marco is vegetarian"
     own = pack(code)
     # the language's own function words back the model up: a short English note ("Favourite editor: Neovim")
     # is not Italian because the model leans that way
@@ -143,9 +154,7 @@ def _nearest(text: str) -> tuple[str, float]:
     """The model's best Latin-script language, or among those it finds nearly as likely (within 0.3) the
     one whose pack holds most of the text's words ("Me mudé de Madrid a Sevilla": "mudé" is Spanish's, the
     function words are everyone's)."""
-    identifier = _identifier()
-    identifier.set_languages(_CANDIDATES["latin"])
-    ranked = identifier.rank(text)
+    ranked = _rank(text, _CANDIDATES["latin"])
     english = next((p for c, p in ranked if c == "en"), 0.0)
     best = ranked[0][1]
     near = [c for c, p in ranked[:4] if c != "en" and p >= best - 0.3]
@@ -153,13 +162,13 @@ def _nearest(text: str) -> tuple[str, float]:
         code = ranked[0][0]
     else:
         words = {fold(w) for w in re.findall(r"[^\W\d_]+", text)}
-        code = max(near, key=lambda c: (len(words & _vocabulary(c)), -near.index(c)))
+        code = max(near, key=lambda c: (len(words & vocabulary(c)), -near.index(c)))
     probability = next(p for c, p in ranked if c == code)
     return code, float(probability - english if code != "en" else probability)
 
 
 @lru_cache(maxsize=64)
-def _vocabulary(code: str) -> frozenset[str]:
+def vocabulary(code: str) -> frozenset[str]:
     """Every single word a pack lists, folded."""
     own = pack(code)
     if own is None:
@@ -168,6 +177,23 @@ def _vocabulary(code: str) -> frozenset[str]:
              own.reasons, own.conjunctions, own.negation, own.now, own.stop_words, own.endings, own.moves, own.starts,
              *own.concepts.values(), *own.relations.values()]
     return frozenset(fold(w) for forms in lists for form in forms for w in form.split() if not w.endswith("-"))
+
+
+def _words(lowered: str) -> set[str]:
+    return set(re.findall(r"[a-z]+(?:'[a-z]+)?", lowered))
+
+
+def _english_words(lowered: str) -> int:
+    """How many distinct words of an ASCII text English's dictionary knows (lemminflect's, as the English
+    reader uses; its function words too)."""
+    from lemminflect import getAllLemmas
+
+    return sum(1 for w in _words(lowered) if w in _FUNCTION_EN or getAllLemmas(w))
+
+
+_FUNCTION_EN = frozenset("""a an the and or but of to in on at by with from about into over under after before than as if
+because while is am are was were be been has have had do does did can could will would should may might must not i me
+my we us our you your he him his she her it its they them their this that these those who what where when why how""".split())
 
 
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")

@@ -29,7 +29,15 @@ CONCEPTS = ("RESIDENCE", "JOB", "AGE", "NAME", "ALLERGY", "DIET_VEGETARIAN", "DI
 #: the parties a relation word may name (who a statement is about when it is not the speaker)
 PARTIES = ("spouse", "child", "sibling", "parent", "friend", "pet", "work")
 
-_WORD = re.compile(r"[^\W_]+(?:[-][^\W_]+)*", re.UNICODE)
+#: combining marks that belong inside a word (Python's \w leaves them out): Devanagari vowel signs and virama,
+#: Arabic harakat and shadda, Thai vowels and tones, joiners; a word is letters and digits with them
+MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+         "\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963\u0981-\u0983\u09bc-\u09d7\u0a01-\u0a03"
+         "\u0a3c-\u0a51\u0b82\u0bbe-\u0bcd\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u200c\u200d")
+LETTERS = rf"(?:[^\W_]|[{MARKS}])"
+#: a word of any script (hyphenated words kept whole)
+WORD = re.compile(rf"{LETTERS}+(?:-{LETTERS}+)*")
+_WORD = WORD
 
 
 @lru_cache(maxsize=32)
