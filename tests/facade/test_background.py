@@ -166,7 +166,7 @@ def test_a_worker_process_killed_while_forming_leaves_its_job_to_another(backend
 
 
 class _Broken(OfflineEngine):
-    def extract(self, messages, *, agent_facts):
+    def extract(self, messages, *, agent_facts, earlier=()):
         raise RuntimeError("the engine broke")
 
 

@@ -98,3 +98,46 @@ RELATIONS = [  # (new fact, memory, relation): keep (None), replace, duplicate, 
 @pytest.mark.parametrize("fact, memory, expected", RELATIONS)
 def test_reconciliation_by_what_a_fact_is_about(fact, memory, expected):
     assert offline_reconcile.relation(fact, memory, 0.5) == expected
+
+
+EARLIER = [  # (the turn before, the new turn, what the new turn states): a pronoun points to the latest mention
+    ("My dog is a husky.", "He is scared of fireworks.", ["User's dog is scared of fireworks"]),
+    ("My dog is a husky.", "It's scared of fireworks.", ["User's dog is scared of fireworks"]),
+    ("My father is an engineer.", "He loves fishing on weekends.", ["User's father loves fishing on weekends"]),
+    ("My sister is a pilot.", "He is a chef.", ["He is a chef"]),  # nobody agrees: left as written
+    ("我的猫是布偶猫。", "它很怕洗澡。", ["用户的猫很怕洗澡"]),
+    ("我爸爸是工程师。", "他周末喜欢钓鱼。", ["用户的爸爸周末喜欢钓鱼"]),
+]
+
+
+@pytest.mark.parametrize("before, text, expected", EARLIER)
+def test_a_pronoun_points_to_whom_the_turn_before_mentioned(before, text, expected):
+    facts = offline_extract.extract([Message(role="user", content=text)], agent_facts=False,
+                                    earlier=[Message(role="user", content=before)])
+    assert [f.text for f in facts] == expected
+
+
+def test_adds_one_after_another_read_the_turn_before(memory):
+    memory.add("My dog is a husky.", user_id="ana")
+    memory.add("He is scared of fireworks.", user_id="ana")
+    assert sorted(m["memory"] for m in memory.get_all(user_id="ana")["results"]) == [
+        "User's dog is a husky", "User's dog is scared of fireworks"]
+
+
+@pytest.mark.parametrize("statement, owner", [
+    ("User's Tesla is white", "entity:tesla"),  # something of theirs, whatever its name
+    ("使用者的銀行明年要搬到新大樓", "entity:银行"),  # an institution of theirs
+    ("用户的名字叫小王", owners.USER),  # an attribute of theirs
+    ("Siemens is cutting 500 jobs", "name:siemens"),
+])
+def test_things_and_institutions_own_what_is_said_of_them(statement, owner):
+    assert owners.owner(statement)[0] == owner
+
+
+@pytest.mark.parametrize("fact, memory, expected", [
+    ("Siemens is cutting 500 jobs", "User works at Siemens", None),  # news about the employer is not a new job
+    ("使用者的銀行明年要搬到新大樓", "使用者在高雄的一家銀行上班", None),
+    ("User's dog is called Biscuit", "Has a dog", "refine"),  # the dog the memory names, said more of
+])
+def test_a_statement_about_what_a_memory_names(fact, memory, expected):
+    assert offline_reconcile.relation(fact, memory, 0.5) == expected

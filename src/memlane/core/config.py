@@ -64,6 +64,9 @@ class FormationConfig(BaseModel):
 
     #: similar active memories looked up per fact
     top_k: int = Field(5, ge=1, le=100)
+    #: the scope's turns said just before an add (within retrieval.neighbour_gap_seconds) that the offline
+    #: engine reads for whom a pronoun points to ("My dog is a husky." … "He is scared of fireworks."); 0: none
+    earlier_turns: int = Field(2, ge=0, le=10)
 
 
 class RetrievalConfig(BaseModel):

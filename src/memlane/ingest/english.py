@@ -213,7 +213,9 @@ def third_person(sentence: str, subject: str, group: str | None = None) -> str:
 #: verbs also listed as nouns that, joined by "and" to a predicate and followed by a word, are verbs
 _USUALLY_VERBS = frozenset("like love hate enjoy prefer adore dislike speak own want need use".split())
 #: verbs often used as nouns too, read as verbs after "and" when a preposition or determiner follows
-_VERBS_ALSO_NOUNS = frozenset("work play study cook travel run swim dance walk ride drive shop volunteer".split())
+_VERBS_ALSO_NOUNS = frozenset("""work play study cook travel run swim dance walk ride drive shop volunteer cycle bike hike
+jog sail ski surf paint garden commute skate climb fish hunt camp bake knit sew blog coach tutor lecture consult train
+teach live""".split())
 _PREPOSITIONS = frozenset("in at on for with from to by about into near around as".split())
 _COORDINATED = re.compile(r"\b(and|but|or)((?:\s+(?:now|also|still|then|currently|often|usually|never|rarely|"
                           r"always|sometimes|really|mostly|no\s+longer))*)\s+([a-z]+)\b(\s+[A-Za-z]+)?")

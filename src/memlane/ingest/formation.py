@@ -94,16 +94,20 @@ class Formation(Pipeline):
                    for i, m in enumerate(received) if m.role == "system"]
         return drafts, skipped
 
-    def earlier_turns(self, call: AddCall, message_ids: list[str], said_at: str) -> list[Message]:
+    def earlier_turns(self, call: AddCall, message_ids: list[str], said_at: str,
+                      count: int | None = None) -> list[Message]:
         """The messages of the call's scope stored just before this add's (at most
         ``retrieval.context_messages``), when the last of them was said at most
         ``retrieval.neighbour_gap_seconds`` before the add's first message (the same conversation; not
         after it: an older conversation imported later has no context from newer ones); system messages
         are not turns."""
         settings = self.config.retrieval
+        count = settings.context_messages if count is None else count
+        if not count:
+            return []
         own = set(message_ids)
-        latest = self.store.messages(scoped_filter(call.ids, None), settings.context_messages + len(message_ids))
-        stored = [m for m in latest if m.id not in own and m.role != "system"][-settings.context_messages:]
+        latest = self.store.messages(scoped_filter(call.ids, None), count + len(message_ids))
+        stored = [m for m in latest if m.id not in own and m.role != "system"][-count:]
         if not stored:
             return []
         if not 0 <= timeutil.seconds_between(stored[-1].created_at, said_at) <= settings.neighbour_gap_seconds:
@@ -124,7 +128,11 @@ class Formation(Pipeline):
             return self.engine.skip_reason(message, agent_facts=agent_facts)
 
         try:
-            facts = self.engine.extract(received, agent_facts=agent_facts)
+            earlier = {}
+            if getattr(self.engine, "reads_earlier_turns", False) and received:
+                earlier = {"earlier": self.earlier_turns(call, message_ids, said_at,
+                                                         self.config.formation.earlier_turns)}
+            facts = self.engine.extract(received, agent_facts=agent_facts, **earlier)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:
                 outcome["skipped"] = skipped_messages(received, message_ids, facts, None, explain)

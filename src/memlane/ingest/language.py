@@ -96,8 +96,10 @@ def terms(text: str) -> frozenset[str]:
 
 
 #: an age said as a birthday or a bare number: "turned 4", "turns 40", "is 7" (not "is 7 km away")
-_TURNED = re.compile(r"\bturn(?:s|ed|ing)?\s+\d+\b|\b(?:is|are|was|am)\s+\d{1,3}(?:\s*(?:years?|yrs?)(?:\s+old)?)?"
-                     r"\s*(?:$|[,.;!]|\s+(?:and|now|today|this|next|last)\b)", re.I)
+_NUMBER = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+           r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[- ]\w+)?")
+_TURNED = re.compile(rf"\bturn(?:s|ed|ing)?\s+{_NUMBER}\b|\b(?:is|are|was|am)\s+{_NUMBER}"
+                     r"(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*(?:$|[,.;!]|\s+(?:and|now|today|this|next|last)\b)", re.I)
 
 
 def _terms_en_zh(text: str) -> frozenset[str]:

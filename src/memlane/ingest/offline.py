@@ -17,8 +17,11 @@ def _clip(text: str, limit: int = _STEP_CHARS) -> str:
 class OfflineEngine:
     name = "offline"
 
-    def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
-        return offline_extract.extract(messages, agent_facts=agent_facts)
+    #: ``extract`` reads the turns said just before an add (``Engine.reads_earlier_turns``)
+    reads_earlier_turns = True
+
+    def extract(self, messages: list[Message], *, agent_facts: bool, earlier: list[Message] | tuple = ()) -> list[Fact]:
+        return offline_extract.extract(messages, agent_facts=agent_facts, earlier=earlier)
 
     def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
         return offline_reconcile.reconcile(facts, candidates)

@@ -255,7 +255,7 @@ def _statements_en(sentence: str, subject: str, people: People,
 
 _WRAPPER_ZH = re.compile(r"^(?:请|麻烦|帮我|你)?(?:别忘了|不要忘了|别忘记|记一下|记下来|记下|记住|记着|记录一下|记录|备注|注意|提醒一下|提醒)"
                          r"(?:一下)?(?:吧)?[：:，,\s]*")
-_SUBJECT_ZH = ("用户", "使用者", "他", "她")
+_SUBJECT_ZH = ("用户", "使用者", "他", "她", "它")
 #: clause openers that continue the statement before them (its object, a reason, a name)
 _LINKS_ZH = ("叫", "名叫", "是", "因为", "所以", "但", "不过", "而且", "然后", "就", "也就是", "比如", "包括", "尤其")
 _CONCEPT_TOKENS = frozenset(lexicon.CONCEPTS)
@@ -378,10 +378,26 @@ def _refines(sentence: str) -> bool:
         lexicon.REFINE_ZH)
 
 
-def read(message: Message, *, speaker_is_agent: bool) -> Reading:
-    """Statements, requests to forget and reasons of one message, sentence by sentence."""
+def _primed(earlier: tuple[str, ...], speaker_is_agent: bool) -> dict[str, People]:
+    """Who the turns just before a message mentioned, so its "He …", "It …", 它… point to them."""
+    people: dict[str, People] = {}
+    for text in earlier:
+        for sentence in language.sentences(text):
+            if language.has_cjk(sentence):
+                subject = language.subject_word(language.script(sentence), speaker_is_agent)
+                people.setdefault(subject, People(subject)).notice_zh(language.to_simplified(sentence))
+            else:
+                subject = language.subject_word("en", speaker_is_agent)
+                people.setdefault(subject, People(subject)).notice_en(sentence)
+    return people
+
+
+def read(message: Message, *, speaker_is_agent: bool, earlier: tuple[str, ...] = ()) -> Reading:
+    """Statements, requests to forget and reasons of one message, sentence by sentence. ``earlier``: the same
+    speaker's turns just before it (who they mentioned)."""
     reading = Reading()
-    people: dict[str, People] = {}  # who the message mentions, by the subject word of its language
+    # who the message (and the turns before it) mentions, by the subject word of its language
+    people: dict[str, People] = _primed(earlier, speaker_is_agent)
     said_in = languages.detect(message.content)
     split = language.sentences if said_in in ("en", "zh") else any_language.sentences
     for sentence in split(message.content):
@@ -453,14 +469,19 @@ def skip_reason(message: Message, *, agent_facts: bool) -> str:
     return read(message, speaker_is_agent=message.role == "assistant").reason()
 
 
-def extract(messages: list[Message], *, agent_facts: bool) -> list[Fact]:
+def extract(messages: list[Message], *, agent_facts: bool, earlier: list[Message] | tuple = ()) -> list[Fact]:
+    """The facts of ``messages``; ``earlier``: the turns said just before them (a pronoun of the first
+    message may point to someone they mentioned: "My dog is a husky." … "He is scared of fireworks.")."""
     facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
+    said: list[Message] = list(earlier)
     for index, message in enumerate(messages):
         speaker_is_agent = message.role == "assistant"
+        before = tuple(m.content for m in said if (m.role, m.name) == (message.role, message.name))[-2:]
+        said.append(message)
         if message.role not in ("user", "assistant") or (speaker_is_agent and not agent_facts):
             continue
-        reading = read(message, speaker_is_agent=speaker_is_agent)
+        reading = read(message, speaker_is_agent=speaker_is_agent, earlier=before)
         facts.extend(Fact(text=topic, kind="forget", sources=(index,)) for topic in reading.forget)
         for statement in reading.statements:
             key = (message.name or "", statement.casefold())  # the same words from two speakers are two facts

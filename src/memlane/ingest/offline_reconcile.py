@@ -128,10 +128,10 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     fact_owner, fact_said = owners.owner(fact)
     memory_owner, memory_said = owners.owner(memory)
     same_party = fact_owner == memory_owner
-    if not same_party and owners.USER in (fact_owner, memory_owner):  # "Has a dog" is about the dog too
-        same_party = owners.mentions(fact_owner, memory) if memory_owner == owners.USER else \
+    mentioned = False  # "Has a dog" is about the dog too: "User's dog is called Biscuit" may refine it
+    if not same_party and owners.USER in (fact_owner, memory_owner):
+        mentioned = owners.mentions(fact_owner, memory) if memory_owner == owners.USER else \
             owners.mentions(memory_owner, fact)
-        fact_said, memory_said = fact, memory
     # the speaker ends what is theirs ("sold my car" ends "User's car is a Mazda"); a break-up ends the partner's
     theirs = fact_owner == owners.USER and not memory_owner.startswith(owners.PEOPLE)
     # a break-up ends the memory about the partner ("Pablo y yo rompimos" ends "Mi novio se llama Pablo")
@@ -139,6 +139,9 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     if (same_party or theirs or partner or endings.ends_a_relationship(fact)) and (
             ended := _ends(fact, memory, b)):
         return ended
+    if mentioned:  # only a refinement: what the fact says of it covers everything the memory says
+        lost = b - a
+        return "refine" if (a & b) - lexicon.GENERIC and a - b - lexicon.GENERIC and lost <= lexicon.GENERIC else None
     if not same_party:  # about someone or something else: another attribute, whatever the words share
         return "duplicate" if similarity >= SAME_MEANING and not negation_differs else None
     if fact_said != fact or memory_said != memory:  # the owner's words are not what the two say of them

@@ -36,11 +36,19 @@ _THINGS_EN = frozenset("""car cars house home flat apartment company firm employ
 bike bicycle phone laptop computer boat garden business shop restaurant band club landlord""".split())
 _THINGS_ZH = ("公司", "学校", "房子", "车", "单位", "团队", "店", "家里")
 _SPOUSE = frozenset(lexicon.PARTIES["spouse"])
+#: words after "User's" that name an attribute of the user, not someone or something of theirs
+_ATTRIBUTE_WORDS_EN = frozenset("""favourite favorite preferred usual dream name names nickname birthday age email phone
+number address size height weight salary income budget goal goals plan plans schedule diet dietary restriction
+restrictions preference preferences job role title hobby hobbies language languages timezone blood pronouns sign
+zodiac routine habit habits risk tolerance horizon strategy portfolio""".split())
 _ENTITIES_EN = (RELATIONS_EN.keys() | PLURAL_RELATIONS_EN | PETS_EN | _THINGS_EN |
                 {w for words in lexicon.PARTIES.values() for w in words if w.isascii()})
 _ENTITIES_ZH = tuple(sorted({*RELATIONS_ZH, *PETS_ZH, *_THINGS_ZH, "家狗", "家猫",
                              *(w for words in lexicon.PARTIES.values() for w in words if not w.isascii())},
                             key=len, reverse=True))
+_ATTRIBUTE_WORDS_ZH = frozenset("名字 生日 年龄 爱好 口味 风险 邮箱 电话 地址 工作 职业 目标 计划 习惯 饮食 偏好 身高 体重 预算".split())
+#: the last character of an institution's or a place's name: 银行, 公司, 学校, 医院, 工厂 …
+_INSTITUTIONS_ZH = tuple("行司校院厂店局所部队馆园团组")
 _USER_EN = re.compile(r"^(?:User|Agent)(?:['’]s\s+(?P<phrase>[^,;.]+))?\b")
 _GROUP_EN = re.compile(r"^(?:User|Agent)\s+and\s+(?:their\s+)?[\w-]+\s*")
 _NAME_EN = re.compile(r"^(?P<name>[A-Z][a-z]+)\s+")
@@ -76,14 +84,22 @@ def _owner_en(text: str) -> tuple[str, str]:
     match = _USER_EN.match(text)
     if match and match["phrase"]:
         words = match["phrase"].split()
+        head = None
         for i, word in enumerate(words):  # the noun phrase ends where its verb starts
             bare = re.sub(r"[^A-Za-z-]", "", word)
             if i and (english.verb_form(bare) in ("VBZ", "VBD", "MD") or bare.lower() in ("is", "are", "was", "were")):
                 break
+            if bare.lower() in _ATTRIBUTE_WORDS_EN:
+                return USER, text  # "User's favourite editor", "User's shoe size": the user's own attribute
             if bare.lower() in _ENTITIES_EN:
                 rest = " ".join(words[i + 1:])
                 name = re.match(r"[A-Z][a-z]+\s+", rest)  # "User's brother Tom just moved"
                 return _key(bare), rest[name.end():] if name else rest
+            head = (i, bare) if bare else head
+        if head is not None and re.match(r"[A-Za-z]", head[1]):  # something of theirs: "User's Tesla", "User's lease"
+            i, bare = head
+            rest = re.sub(r"^['’]s\s+", "", " ".join(words[i + 1:]))
+            return _key(bare), " ".join(words[i + 1:])
         return USER, text
     group = _GROUP_EN.match(text)
     if group:
@@ -106,6 +122,15 @@ def _owner_zh(text: str) -> tuple[str, str]:
         if rest.startswith(entity):
             kind = "spouse" if entity in _SPOUSE else f"person:{entity}" if entity in RELATIONS_ZH else f"entity:{entity}"
             return kind, text[match.end() + len(entity):]
+    if match["link"]:  # 用户的银行…, 用户家的车…: an institution or a thing of theirs, not an attribute (用户的名字)
+        import rjieba
+
+        tokens = rjieba.tag(rest.lstrip("的"))
+        if tokens:
+            word, tag = tokens[0]
+            if word not in _ATTRIBUTE_WORDS_ZH and (tag in ("nt", "ns", "nz") or word.endswith(_INSTITUTIONS_ZH)):
+                at = match.end() + (len(rest) - len(rest.lstrip("的"))) + len(word)
+                return f"entity:{word}", text[at:]
     return USER, text[match.end():]
 
 
@@ -144,8 +169,8 @@ def _party_key(party: str, form: str, pack: languages.Pack) -> str:
 def mentions(owner_key: str, text: str) -> bool:
     """Whether ``text`` names the owner ``owner_key`` itself: "Has a dog" names the user's dog, so "User's dog is
     called Biscuit" refines it."""
-    if owner_key == "spouse" or ":" not in owner_key:
-        return owner_key == "spouse" and "SPOUSE" in language.terms(text)
+    if owner_key == "spouse" or not owner_key.startswith(("entity:", "person:")):
+        return owner_key == "spouse" and "SPOUSE" in language.terms(text)  # a named one has a life of its own
     noun = owner_key.split(":", 1)[1]
     simplified = to_simplified(text).lower()
     if not noun.isascii():

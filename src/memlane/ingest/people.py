@@ -24,24 +24,29 @@ import re
 from dataclasses import dataclass, field
 
 from memlane.text.normalize import to_simplified
-from memlane.text.relations import PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
+from memlane.text.relations import PETS_EN, PETS_ZH, PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
 
-_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "hers": "f", "他": "m", "她": "f"}
+_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "hers": "f", "it": "n", "its": "n",
+                   "他": "m", "她": "f", "它": "n"}
+#: things people own and talk about as "it"
+THINGS_EN = frozenset("car bike bicycle house flat apartment phone laptop computer boat garden van truck scooter".split())
+#: the gender of a mention that is not a person: a pet ("p": he, she or it) or a thing ("n": it)
+_KIND_GENDER = {**dict.fromkeys(PETS_EN, "p"), **dict.fromkeys(THINGS_EN, "n")}
 
-_RELATION_WORDS = "|".join(sorted(RELATIONS_EN.keys() | PLURAL_RELATIONS_EN, key=len, reverse=True))
+_RELATION_WORDS = "|".join(sorted(RELATIONS_EN.keys() | PLURAL_RELATIONS_EN | PETS_EN | THINGS_EN, key=len, reverse=True))
 #: "my (best|older|little) friend(,) (named|called) Priya", "my son's"
 _MENTION_EN = re.compile(
     r"\b(?:[Mm]y|[Oo]ur)\s+(?P<phrase>(?:[a-z]+[\s-]+){0,2}?(?P<relation>" + _RELATION_WORDS + r"))\b"
     r"(?:(?:['’]s)|,?\s+(?:(?:named|called)\s+)?(?P<name>[A-Z][a-z]+)\b)?")
 _NAME_SUBJECT_EN = re.compile(r"^(?P<name>[A-Z][a-z]+)\s+(?:is|was|has|had|and|works|lives|loves|likes|plays)\b")
-_LEADING_PRONOUN_EN = re.compile(r"^(?P<pronoun>he|she|his|her)(?P<contraction>['’]s)?\b(?=\s)", re.I)
+_LEADING_PRONOUN_EN = re.compile(r"^(?P<pronoun>he|she|his|her|it|its)(?P<contraction>['’]s)?\b(?=\s)", re.I)
 _COMPOUND_EN = re.compile(
     r"^(?:(?P<other>(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+)\s+and\s+(?:I|me)"
     r"|(?:I|me|Me)\s+and\s+(?P<other2>[Mm]y\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+))\b(?=\s+[a-z])")
 _WORK_EN = re.compile(r"\b(?:work|job|office|team|company|startup|firm|client|clients|project|colleagues|"
                       r"sprint|release|customers|product|shift|department)\b", re.I)
 _KIN_ZH = "|".join(sorted(RELATIONS_ZH, key=len, reverse=True))
-_MENTION_ZH = re.compile(r"我(?:的)?(?P<relation>" + _KIN_ZH + r")")
+_MENTION_ZH = re.compile(r"我(?:的|家的?)?(?P<relation>" + _KIN_ZH + "|" + "|".join(PETS_ZH) + r")")
 
 
 @dataclass
@@ -73,7 +78,7 @@ class People:
             if name and name.lower() in ("and", "or", "but", "is", "was"):
                 name = None
             found.append((match.start(), Person(name or f"{self.subject}'s {match['phrase'].lower()}",
-                                                RELATIONS_EN.get(relation, ""))))
+                                                RELATIONS_EN.get(relation, _KIND_GENDER.get(relation, "")))))
         subject = _NAME_SUBJECT_EN.match(sentence)
         if subject and not any(p.name.endswith(subject["name"]) for _, p in found):
             found.append((0, Person(subject["name"])))
@@ -92,7 +97,7 @@ class People:
         if match["contraction"]:  # "He's a dentist" → "Tom is …"; "He's been" / "He's got" → "Tom has …"
             verb = "has" if re.match(r"(?:been|got|gotten|had|done|moved|started|become)\b", rest) else "is"
             return person.name, f"{verb} {rest}"
-        if pronoun in ("his", "her"):
+        if pronoun in ("his", "her", "its"):
             noun = re.match(r"[\w-]+", rest)
             if not noun or not re.match(r"\s+(?:is|was|has|lives|works|name|loves|likes)\b", rest[noun.end():]):
                 return None  # "her" as an object ("Her? No.") or an unclear phrase
@@ -126,11 +131,12 @@ class People:
     def notice_zh(self, text: str) -> None:
         for match in _MENTION_ZH.finditer(text):
             relation = match["relation"]
-            self.mentioned.append(Person(f"{self.subject}的{relation}", RELATIONS_ZH.get(relation, "")))
+            gender = RELATIONS_ZH.get(relation, "p" if relation in PETS_ZH else "")
+            self.mentioned.append(Person(f"{self.subject}的{relation}", gender))
 
     def resolve_zh(self, clause: str) -> str:
         """A clause opening with 他/她 (not 他们/她们) names the person it points to."""
-        if not clause.startswith(("他", "她")) or clause.startswith(("他们", "她们", "他人")):
+        if not clause.startswith(("他", "她", "它")) or clause.startswith(("他们", "她们", "它们", "他人")):
             return clause
         person = self._referent(_PRONOUN_GENDER[clause[0]])
         return person.name + clause[1:] if person else clause
@@ -138,8 +144,10 @@ class People:
     # -- both ----------------------------------------------------------------------------------
 
     def _referent(self, gender: str) -> Person | None:
+        """The latest mention a pronoun of ``gender`` agrees with: he/she a person of that gender or of either,
+        or a pet; it a pet or a thing."""
         for person in reversed(self.mentioned):
-            if not person.gender or person.gender == gender:
+            if person.gender == gender or person.gender == "p" or (not person.gender and gender in ("m", "f")):
                 return person
         return None
 

@@ -61,7 +61,9 @@ class Engine(Protocol):
     name: str
 
     def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
-        """Facts stated in the messages (user facts; assistant facts too when ``agent_facts``)."""
+        """Facts stated in the messages (user facts; assistant facts too when ``agent_facts``). An engine whose
+        ``reads_earlier_turns`` is true also takes ``earlier=``: the scope's turns said just before them
+        (whom a pronoun points to)."""
 
     def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
         """One decision per fact (and per memory a fact contradicts)."""

@@ -18,8 +18,8 @@ neighbor teacher coach doctor therapist kid child baby sibling parent spouse cla
 PLURAL_RELATIONS_EN = frozenset("""kids children parents friends sisters brothers siblings sons daughters colleagues
 coworkers roommates cousins grandparents family folks""".split())
 RELATIONS_ZH: dict[str, str] = {
-    **dict.fromkeys("哥哥 弟弟 爸爸 父亲 儿子 老公 丈夫 男朋友 爷爷 外公 叔叔 舅舅 伯伯 姥爷".split(), "m"),
-    **dict.fromkeys("姐姐 妹妹 妈妈 母亲 女儿 老婆 妻子 太太 女朋友 奶奶 外婆 阿姨 姑姑 姥姥 婆婆".split(), "f"),
+    **dict.fromkeys("哥哥 弟弟 爸爸 父亲 儿子 老公 丈夫 男朋友 爷爷 外公 叔叔 舅舅 伯伯 姥爷 爸 老爸".split(), "m"),
+    **dict.fromkeys("姐姐 妹妹 妈妈 母亲 女儿 老婆 妻子 太太 女朋友 奶奶 外婆 阿姨 姑姑 姥姥 婆婆 妈 老妈".split(), "f"),
     **dict.fromkeys("朋友 同事 老板 领导 室友 同学 孩子 宝宝 表哥 表姐 表妹 表弟 堂哥 堂姐 邻居 老师 对象".split(), ""),
 }
 

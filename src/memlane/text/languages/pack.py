@@ -158,12 +158,29 @@ class Lexicon:
         if not self.pack.spaced:
             return [f for f in forms if f in text]
         keys = [(self.key(w), fold(w)) for w in self.words(text)]
-        found = []
-        for form in forms:
-            parts = self._compiled(form)
-            if parts and any(self._at(keys, i, parts) for i in range(len(keys) - len(parts) + 1)):
-                found.append(form)
-        return found
+        singles, prefixes, phrases = self._index(forms)
+        hit = {form for key, _ in keys for form in singles.get(key, ())}
+        hit.update(form for _, folded in keys for prefix, form in prefixes if folded.startswith(prefix))
+        hit.update(form for parts, form in phrases
+                   if any(self._at(keys, i, parts) for i in range(len(keys) - len(parts) + 1)))
+        return [form for form in forms if form in hit]
+
+    def _index(self, forms: tuple[str, ...]):
+        """``forms`` compiled once: one-word forms by key, prefix forms, and phrases."""
+        cache = self.__dict__.setdefault("_indexes", {})
+        if forms not in cache:
+            singles: dict[str, list[str]] = {}
+            prefixes, phrases = [], []
+            for form in forms:
+                parts = self._compiled(form)
+                if len(parts) == 1 and not parts[0][1]:
+                    singles.setdefault(parts[0][0], []).append(form)
+                elif len(parts) == 1:
+                    prefixes.append((parts[0][0], form))
+                elif parts:
+                    phrases.append((parts, form))
+            cache[forms] = (singles, tuple(prefixes), tuple(phrases))
+        return cache[forms]
 
     def starts(self, text: str, forms: tuple[str, ...], *, exact: bool = False) -> str | None:
         """The first form ``text`` opens with (after punctuation), or None. ``exact``: words compared as
