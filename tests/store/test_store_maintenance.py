@@ -400,8 +400,8 @@ def _pretend_old_analyzer(store, backend):
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages WHERE text GLOB '*[^ -~]*'").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (old(text), rowid))
-        # back to the version before analyzer 2, the four migrations after it undone (background formation's
-        # jobs, the add journal, memories' context, speakers in the keyword terms)
+        # back to the version before analyzer 2, the five migrations after it undone (background formation's
+        # jobs, the add journal, memories' context, speakers in the keyword terms, analyzer 3)
         con.execute("DROP TRIGGER memories_fts_update")
         con.execute("ALTER TABLE memories DROP COLUMN context")
         con.execute("""CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
@@ -412,7 +412,7 @@ def _pretend_old_analyzer(store, backend):
         con.execute("DROP INDEX memories_event")
         con.execute("ALTER TABLE memories DROP COLUMN event_id")
         con.execute("DROP TABLE adds")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 5}")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 6}")
         con.execute("COMMIT")
         return
     from memlane.store import postgres_schema
@@ -421,6 +421,78 @@ def _pretend_old_analyzer(store, backend):
         con.execute("UPDATE memlane_memories SET terms = to_tsvector('simple', %s) WHERE text ~ '[^ -~]'", ("x",))
         con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x') WHERE text ~ '[^ -~]'")
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_2,))
+
+
+def _pretend_analyzer_2(store, backend):
+    """Index every memory and page by the keyword analyzer 2 and roll the schema back to before analyzer 3."""
+    from support import keywords_v2
+
+    def terms(text, context=None, actor=None):
+        return [t for part in (text, context, actor) if part for t in keywords_v2.analyze(part)]
+
+    if backend == "sqlite":
+        from memlane.store import sqlite_schema
+
+        con = store._con
+        con.execute("BEGIN")
+        for rowid, text, user, agent, run, context, actor in con.execute(
+                "SELECT rowid, text, user_id, agent_id, run_id, context, actor_id FROM memories").fetchall():
+            old = terms(text, context, actor)
+            con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?",
+                        (keywords.index_text(text, user, agent, run, terms=old), rowid))
+            con.execute("UPDATE memories SET nterms = ? WHERE rowid = ?", (len(old), rowid))
+        for rowid, text in con.execute("SELECT rowid, text FROM doc_pages").fetchall():
+            con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (" ".join(terms(text)), rowid))
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute("COMMIT")
+        return
+    from memlane.store import postgres, postgres_schema
+
+    with store.db.pool.connection() as con, con.transaction():
+        con.adapters.register_dumper(postgres.Tsvector, postgres.TsvectorDumper)
+        rows = con.execute("SELECT seq, tenant, text, user_id, agent_id, run_id, context, actor_id"
+                           " FROM memlane_memories").fetchall()
+        current = keywords.memory_terms
+        keywords.memory_terms = terms  # postgres._terms builds the tsvector of the analyzer 2's terms
+        try:
+            updates = [(*postgres._terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context, actor),
+                        seq) for seq, tenant, text, user, agent, run, context, actor in rows]
+        finally:
+            keywords.memory_terms = current
+        con.cursor().executemany("UPDATE memlane_memories SET terms = %s, nterms = %s WHERE seq = %s", updates)
+        con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x')")
+        con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_3,))
+
+
+def test_a_store_indexed_by_the_analyzer_2_is_indexed_again_when_it_opens(backend, e5_embedder):
+    """Memories in Spanish, German and Russian (plain ASCII Spanish too), Korean and Japanese get the terms
+    of the analyzer 3 when their store opens: another inflection of their words finds them by keyword.
+    English memories, analysed alike by both, keep their terms."""
+    from memlane import Documents, Memory
+
+    texts = ["Vivo en Sevilla con mi novia", "Sie wohnt seit 2019 in Hamburg", "Я работаю бухгалтером",
+             "저는 서울에서 살고 있어요", "図書館で本を読みます", "I went hiking with my sister"]
+    config = backend()
+    with Memory(config, embedder=e5_embedder) as m:
+        m.add(texts, user_id="u1", infer=False)
+        Documents(memory=m).create_collection("c")
+        Documents(memory=m).upsert_document("d", "c", text="Der Kessel wird jeden Herbst gewartet")
+        if backend.name == "sqlite":
+            english = m.store._con.execute("SELECT f.terms FROM memories_fts f JOIN memories m ON m.rowid = f.rowid"
+                                           " WHERE m.text LIKE 'I went%'").fetchone()[0]
+        _pretend_analyzer_2(m.store, backend.name)
+        assert matched_texts(m, e5_embedder, "¿Dónde vive?", 5) == []
+        assert matched_texts(m, e5_embedder, "Wo wohne ich?", 5) == []
+    with Memory(config, embedder=e5_embedder) as m:  # opening migrates
+        for query, found in (("¿Dónde vive?", texts[0]), ("Wo wohne ich?", texts[1]), ("Кем работает он?", texts[2]),
+                             ("서울에 살아요?", texts[3]), ("図書", texts[4]), ("hike", texts[5])):
+            assert matched_texts(m, e5_embedder, query, 5)[:1] == [found], query
+        if backend.name == "sqlite":
+            assert_keyword_index_matches(m.store)
+            assert m.store._con.execute("SELECT f.terms FROM memories_fts f JOIN memories m ON m.rowid = f.rowid"
+                                        " WHERE m.text LIKE 'I went%'").fetchone()[0] == english
+        pages = Documents(memory=m).search("gewartet Kessel", keyword_search=True, top_k=1)
+        assert pages["keyword_matches"] >= 1 and "Kessel" in pages["results"][0]["text"]
 
 
 # -- who said a memory is among its keyword terms (a migration indexes older memories again) ---------------
@@ -444,7 +516,7 @@ def _pretend_no_speakers(store, backend):
             UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context)
             WHERE rowid = new.rowid;
         END""")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 2}")  # before speakers (and analyzer 3)
         con.execute("COMMIT")
         return
     from memlane.store import postgres, postgres_schema

@@ -201,9 +201,11 @@ SIZE_CLASS_SECONDS = 30.0
 SIZE_CLASS_ENTRIES = 10_000
 
 #: the memories whose keyword terms a migration past each version changed: the analyzer's second version
-#: (text not all printable ASCII), who said a memory joining its terms (memories with a speaker)
+#: (text not all printable ASCII), who said a memory joining its terms (memories with a speaker), the
+#: analyzer's third version (a text, context or speaker beyond ASCII or not English by its own words)
 _REINDEXED = ((schema.KEYWORD_ANALYZER_2, "text ~ '[^ -~]' OR context ~ '[^ -~]'"),
-              (schema.KEYWORD_SPEAKERS, "actor_id IS NOT NULL"))
+              (schema.KEYWORD_SPEAKERS, "actor_id IS NOT NULL"),
+              (schema.KEYWORD_ANALYZER_3, " OR ".join(schema.analyzer_3_changes(c) for c in ("text", "context", "actor_id"))))
 
 
 def upgrade_schema(con: psycopg.Connection, *, transaction: bool = True) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from contextlib import nullcontext
 import psycopg
 
 from memlane.core.errors import StoreError
+from memlane.text import keywords
 
 #: The advisory lock key of schema changes (migrations and vector indexes).
 LOCK_KEY = 0x6D656D6C616E65  # "memlane"
@@ -25,6 +26,22 @@ _C = 'COLLATE "C"'
 #: the migration after which a memory's keyword terms hold who said it (``KEYWORD_SPEAKERS``)
 _SPEAKER_TERMS = ("COMMENT ON COLUMN memlane_memories.terms IS 'analysed terms of the text, its context and its"
                   " speaker (actor_id), then scope tokens'")
+
+#: a POSIX regular expression (case-insensitive) finding one of the words that make ASCII text English to the
+#: keyword analyzer (``keywords.ENGLISH_WORDS``), standing as a word of its own
+_ENGLISH_WORD = ("(^|[^[:alnum:]''’])(" + "|".join(sorted(keywords.ENGLISH_WORDS)).replace("'", "''")
+                 + ")($|[^[:alnum:]''’])")
+
+
+def analyzer_3_changes(column: str) -> str:
+    """A condition true for every value of ``column`` whose keyword terms the analyzer 3 may have changed:
+    text beyond printable ASCII, and ASCII text holding none of the words that make it English without
+    the language detector (the rest was analysed alike; a NULL column is not)."""
+    return f"({column} ~ '[^ -~]' OR {column} !~* '{_ENGLISH_WORD}')"
+
+
+#: the migration of analyzer 3 (``KEYWORD_ANALYZER_3``)
+_REINDEX_3 = f"UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE {analyzer_3_changes('text')}"
 
 MIGRATIONS: list[list[str]] = [
     # 1: memories (vector, keyword terms, metadata), history, raw messages, store metadata,
@@ -417,13 +434,21 @@ MIGRATIONS: list[list[str]] = [
     [
         _SPEAKER_TERMS,
     ],
+    # keyword analyzer 3 (text/keywords.py): the stems of each detected language beside the English ones,
+    # Korean syllable pairs, Japanese kanji as characters and pairs, ß ł ı folded. Pages whose terms may
+    # change are indexed again by the document store (nterms NULL); memories by ``PostgresDatabase``
+    # right after this migration (``reindex_keywords``)
+    [
+        _REINDEX_3,
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
-#: the schema versions whose migrations changed what a memory's keyword terms hold (the analyzer; its
+#: the schema versions whose migrations changed what a memory's keyword terms hold (the analyzer, 2 and 3; its
 #: speaker): a database brought past one has those memories' terms computed again (``postgres.upgrade_schema``)
 KEYWORD_ANALYZER_2 = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _REINDEX in steps)
 KEYWORD_SPEAKERS = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _SPEAKER_TERMS in steps)
+KEYWORD_ANALYZER_3 = 1 + next(i for i, steps in enumerate(MIGRATIONS) if _REINDEX_3 in steps)
 
 VERSION = len(MIGRATIONS)
 

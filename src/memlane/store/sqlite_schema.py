@@ -341,6 +341,25 @@ MIGRATIONS: list[list[str]] = [
         " WHERE rowid IN (SELECT rowid FROM memories WHERE actor_id IS NOT NULL)",
         "UPDATE memories SET nterms = ml_count_terms(text, context, actor_id) WHERE actor_id IS NOT NULL",
     ],
+    # keyword analyzer 3 (text/keywords.py): the stems of each detected language beside the English ones,
+    # Korean syllable pairs, Japanese kanji as characters and pairs, ß ł ı folded. Every memory's and
+    # page's terms are computed again; those that changed (English text has not) are written, with
+    # their lengths
+    [
+        "CREATE TEMP TABLE ml_terms_3 AS SELECT rowid AS id,"
+        " ml_index_terms(text, user_id, agent_id, run_id, context, actor_id) AS terms FROM memories",
+        "DELETE FROM ml_terms_3 WHERE terms IS (SELECT f.terms FROM memories_fts f WHERE f.rowid = ml_terms_3.id)",
+        "UPDATE memories_fts SET terms = (SELECT t.terms FROM ml_terms_3 t WHERE t.id = memories_fts.rowid)"
+        " WHERE rowid IN (SELECT id FROM ml_terms_3)",
+        "UPDATE memories SET nterms = ml_count_terms(text, context, actor_id) WHERE rowid IN (SELECT id FROM ml_terms_3)",
+        "DELETE FROM ml_terms_3",
+        "INSERT INTO ml_terms_3 (id, terms) SELECT rowid, ml_index_terms(text, NULL, NULL, NULL) FROM doc_pages",
+        "DELETE FROM ml_terms_3 WHERE terms IS (SELECT f.terms FROM doc_pages_fts f WHERE f.rowid = ml_terms_3.id)",
+        "UPDATE doc_pages_fts SET terms = (SELECT t.terms FROM ml_terms_3 t WHERE t.id = doc_pages_fts.rowid)"
+        " WHERE rowid IN (SELECT id FROM ml_terms_3)",
+        "UPDATE doc_pages SET nterms = ml_count_terms(text) WHERE rowid IN (SELECT id FROM ml_terms_3)",
+        "DROP TABLE ml_terms_3",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
