@@ -431,6 +431,12 @@ def read(message: Message, *, speaker_is_agent: bool, earlier: tuple[str, ...] =
                 continue
             statements, reason = _statements_en(kept, subject, who)
             who.notice_en(sentence)
+            if reason == NO_STATEMENT and (other := languages.besides_english(sentence)):
+                # code-switched: "Mi hermana vive en London and she works as a nurse" says it in the other language
+                found, _ = any_language.statements(sentence, other)
+                pack = languages.pack(other)
+                if found and pack is not None and pack.lexicon.has(sentence, pack.first_person + pack.possessives):
+                    statements, reason = found, None
             if reason:
                 reading.reasons.append(reason)
         refines = _refines(sentence)

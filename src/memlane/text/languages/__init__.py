@@ -179,6 +179,15 @@ def vocabulary(code: str) -> frozenset[str]:
     return frozenset(fold(w) for forms in lists for form in forms for w in form.split() if not w.endswith("-"))
 
 
+def besides_english(text: str) -> str | None:
+    """The language with a pack a Latin-script text is most likely in after English (a code-switched
+    sentence read as English: "Mi hermana vive en London and she works as a nurse" -> "es"), or None."""
+    if not _LATIN.search(text):
+        return None
+    ranked = [code for code, _ in _rank(text, _CANDIDATES["latin"]) if code != "en"]
+    return ranked[0] if ranked else None
+
+
 def _words(lowered: str) -> set[str]:
     return set(re.findall(r"[a-z]+(?:'[a-z]+)?", lowered))
 
