@@ -27,7 +27,13 @@ __all__ = ["Pack", "Lexicon", "detect", "pack", "PACKS", "name", "fold"]
 PACKS = ("es", "de", "fr", "pt", "it", "nl", "pl", "ru", "uk", "tr", "ja", "ko", "vi", "id", "ar", "hi")
 #: English names of languages detected without a pack
 _NAMES = {"en": "English", "zh": "Chinese", "th": "Thai", "he": "Hebrew", "el": "Greek", "fa": "Persian",
-          "bn": "Bengali", "ta": "Tamil", "ka": "Georgian", "hy": "Armenian"}
+          "bn": "Bengali", "ta": "Tamil", "ka": "Georgian", "hy": "Armenian", "sv": "Swedish", "da": "Danish",
+          "no": "Norwegian", "fi": "Finnish", "cs": "Czech", "ro": "Romanian", "hu": "Hungarian", "hr": "Croatian",
+          "sk": "Slovak", "sl": "Slovenian", "lt": "Lithuanian", "lv": "Latvian", "et": "Estonian", "tl": "Tagalog",
+          "sw": "Swahili", "af": "Afrikaans", "eu": "Basque", "ca": "Catalan", "gl": "Galician", "ms": "Malay",
+          "is": "Icelandic", "ga": "Irish", "cy": "Welsh", "sq": "Albanian", "mt": "Maltese", "lb": "Luxembourgish",
+          "bg": "Bulgarian", "sr": "Serbian", "mk": "Macedonian", "be": "Belarusian", "kk": "Kazakh", "mn": "Mongolian",
+          "ur": "Urdu", "mr": "Marathi", "ne": "Nepali"}
 #: what py3langid may answer for a script several languages share
 _CANDIDATES = {
     # the languages with a pack: a short sentence is read as the nearest of them (Catalan-looking Spanish is
@@ -37,6 +43,12 @@ _CANDIDATES = {
     "arabic": ["ar", "fa", "ur"],
     "devanagari": ["hi", "mr", "ne"],
 }
+#: every Latin-script language the model knows that memlane names, to tell a language without a pack
+_OTHER_LATIN = ("en", "es", "de", "fr", "pt", "it", "nl", "pl", "tr", "vi", "id", "sv", "da", "no", "fi", "cs", "ro",
+                "hu", "hr", "sk", "sl", "lt", "lv", "et", "tl", "sw", "af", "eu", "ca", "gl", "ms", "is", "ga", "cy",
+                "sq", "mt", "lb")
+#: languages so close to one with a pack that a short text of the one is often read as the other
+_CLOSE = frozenset({"ca", "gl", "ms", "af", "lb"})
 _SCRIPTS = [
     ("ko", re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
     ("ja", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")),
@@ -136,6 +148,9 @@ def _detect(text: str) -> str:
         return "en"
     lowered = text.lower().replace("’", "'")
     english = _english(text)
+    other, sure = _rank(text, _OTHER_LATIN)[0]
+    if other not in _CANDIDATES["latin"] and other not in _CLOSE and sure >= 0.9 and not english:
+        return other  # a Latin-script language without a pack (Swedish, Swahili …): kept as said
     code, probability = _nearest(text)
     if code == "en" or (lowered.isascii() and _english_words(lowered) > len(_words(lowered) & vocabulary(code))):
         return "en"  # more of its words are English than the other language's: "Marco is vegetarian"
