@@ -65,6 +65,7 @@ _SCRIPTS = [
     ("hy", re.compile(r"[\u0530-\u058f]")),
 ]
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_WORDS_ANY = re.compile(r"[^\W\d_]{2,}")
 #: English words common enough that a text holding one is English unless the model is sure otherwise
 _ENGLISH = frozenset("""i'm i've i'd i'll my our the are am and with of it this that you your she his they them their
 have has had does don't can't didn't what how why""".split())
@@ -149,7 +150,8 @@ def _detect(text: str) -> str:
     lowered = text.lower().replace("’", "'")
     english = _english(text)
     other, sure = _rank(text, _OTHER_LATIN)[0]
-    if other not in _CANDIDATES["latin"] and other not in _CLOSE and sure >= 0.9 and not english:
+    if (other not in _CANDIDATES["latin"] and other not in _CLOSE and sure >= 0.9 and not english
+            and len(_WORDS_ANY.findall(text)) >= 3):  # a name alone ("Deloitte") is no language's
         return other  # a Latin-script language without a pack (Swedish, Swahili …): kept as said
     code, probability = _nearest(text)
     if code == "en" or (lowered.isascii() and _english_words(lowered) > len(_words(lowered) & vocabulary(code))):
