@@ -109,6 +109,34 @@ def test_chinese_conversation_finds_chinese_and_traditional_memories(memory):
     assert _texts(piano, "user_event_matches")[0] == "我女儿下个月参加钢琴比赛"
 
 
+#: (memories of one user, a conversation in their language, its search terms, the memory it must find first
+#: and the terms they share): the shared words carry it, whatever the model makes of the language
+OTHER_LANGUAGES = [
+    (["Su hermano Pablo es piloto", "Es alérgico a los frutos secos", "Tiene una gata llamada Luna"],
+     "¿Te acuerdas de lo que te conté sobre mi hermano?", ["hermano"], "Su hermano Pablo es piloto", ["hermano"]),
+    (["Seine Schwester Julia ist Ärztin", "Hat einen Dackel namens Bruno", "Lernt abends Italienisch"],
+     "Erinnerst du dich, was ich dir über meine Schwester erzählt habe?", ["schwester"],
+     "Seine Schwester Julia ist Ärztin", ["schwester"]),
+    (["柴犬のコタロウを飼っている", "姉の由美は看護師", "好きな作家は村上春樹"],
+     "コタロウの予防接種っていつだったっけ？", ["コタロウ", "予防接種"], "柴犬のコタロウを飼っている", ["コタロウ"]),
+    (["남편 민수와 부산에 산다", "고양이 두부를 키운다", "땅콩 알레르기가 있다"],
+     "두부 예방접종 언제였더라?", ["두부", "예방접종"], "고양이 두부를 키운다", ["두부"]),
+    (["남편 민수와 부산에 산다", "고양이 두부를 키운다", "땅콩 알레르기가 있다"],
+     "남편이랑 갈 만한 곳 추천해 줘", ["남편"], "남편 민수와 부산에 산다", ["남편"]),
+]
+
+
+@pytest.mark.parametrize("memories,turn,terms,first,shared", OTHER_LANGUAGES)
+def test_a_conversation_in_another_language_finds_the_memory_sharing_its_words(memory, memories, turn, terms,
+                                                                                 first, shared):
+    memory.add(memories, user_id="lu", infer=False, memory_type="fact")
+    result = memory.search_memory_with_context([{"role": "user", "content": turn}], user_id="lu")
+    assert result["search_terms"] == terms
+    top = result["user_profile_matches"][0]
+    assert top["content"] == first and top["matched_terms"] == shared
+    assert top["scores"]["terms"] > 0
+
+
 def test_max_results_applies_per_category(memory):
     memory.add([f"Python decorator note {i}" for i in range(6)], user_id="max", infer=False)
     memory.add([f"Python decorator lesson {i}" for i in range(6)], user_id="max", agent_id="bot", infer=False,

@@ -82,3 +82,41 @@ def test_a_long_last_turn_keeps_its_last_sentence():
     assert "saxophone" in terms and len(terms) == 12
     assert "gardening" not in terms                       # the latest turn still comes first
     assert terms[:3] == ["learning", "jazz", "piano"]     # kept terms stay in the order they were said
+
+
+# -- other languages: function words and chat words dropped, particles cut off, matched in their own way
+
+@pytest.mark.parametrize("turn,expected", [
+    ("¿Te acuerdas de lo que te conté sobre mi hermano Pablo?", ["hermano", "pablo"]),
+    ("Hazme la lista de la compra teniendo en cuenta mi alergia.", ["lista", "compra", "alergia"]),
+    ("Erinnerst du dich, was ich dir über meine Schwester erzählt habe?", ["schwester"]),
+    ("Tu te souviens de ce que je t'ai dit sur mon frère ?", ["frère"]),
+    ("Fais-moi une liste de courses compatible avec mon allergie.", ["liste", "courses", "compatible", "allergie"]),
+    ("前回話したコタロウの予防接種、いつだったっけ？", ["コタロウ", "予防接種"]),   # katakana and kanji runs
+    ("この前教えたカフェの名前、何だっけ？", ["カフェ"]),                            # 教(えた) is a verb's stem
+    ("姉の昇進祝いのメッセージを書いて。", ["姉", "昇進祝", "メッセージ"]),
+    ("지난번에 말한 남편이랑 갈 여행 기억해?", ["남편", "여행"]),                  # particles cut off
+    ("10월 마라톤까지 준비가 잘 되고 있는 걸까?", ["10월", "마라톤", "준비"]),
+    ("고양이 두부 예방접종 언제였더라?", ["고양이", "두부", "예방접종"]),           # 고양이 keeps its 이
+])
+def test_terms_in_other_languages(turn, expected):
+    assert _texts(ct.extract([turn])) == expected
+
+
+@pytest.mark.parametrize("turn,memory,expected", [
+    ("¿Qué tal van mis clases de alemán?", "Estudia alemán los martes", ["alemán"]),
+    ("Necesito ideas para mis hermanas", "Su hermana Lucía es piloto", ["hermanas"]),   # Spanish stems
+    ("Was schenke ich meiner Schwester?", "Seine Schwestern wohnen in Köln", ["schwester"]),
+    ("Une idée de cadeau pour ma fille ?", "Sa fille Chloé aura sept ans", ["fille"]),
+    ("コタロウの散歩は何時がいい？", "柴犬のコタロウを飼っている", ["コタロウ"]),
+    ("딸 생일 선물 추천해 줘", "딸이 5월에 일곱 살이 된다", ["딸"]),
+    ("딸 생일 선물 추천해 줘", "딸기 케이크를 좋아한다", []),                      # 딸기 is not 딸
+    ("마라톤 준비 어때?", "10월 춘천 마라톤을 준비하고 있다", ["마라톤", "준비"]),
+])
+def test_matched_terms_in_other_languages(turn, memory, expected):
+    assert _texts(ct.matched(ct.extract([turn]), memory)) == expected
+
+
+def test_a_turn_is_read_in_its_language():
+    assert [ct.language(t) for t in ("Hello there", "¿Qué tal?", "Wie geht's dir heute?", "Ça va ?", "こんにちは",
+                                     "안녕하세요", "你好")] == ["en", "es", "de", "fr", "ja", "ko", "zh"]

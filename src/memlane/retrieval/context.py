@@ -8,8 +8,11 @@ the candidates and calls them (docs/context.md).
   scores; ``max_hits_per_signal`` caps them): memory words (remember, last
   time, 记得, 上次 ...), question words (what, ?, 什么, 吗 ...), pronouns of an
   ongoing relationship (my, our, we, 我的, 我们 ...) and, in memlane's tuned
-  gate, references to earlier turns (you said, we discussed, 你说过, 刚才 ...).
-  Search when the points reach ``threshold``.
+  gate, references to earlier turns (you said, we discussed, 你说过, 刚才 ...),
+  requests to choose for the speaker, their own people and constraints, requests
+  for know-how. Search when the points reach ``threshold``. The markers of each
+  language (English, Chinese, Spanish, German, French, Portuguese, Italian,
+  Russian, Japanese, Korean): ``context_markers``.
 * ``scope_pools``: which memories a call may see (a user's, an agent's, or all of them).
 * ``score``: a memory's ``match_score`` combines the search terms it contains
   (``context_terms``) with the cosine similarity of the conversation's recent
@@ -29,62 +32,27 @@ from pydantic import BaseModel
 from memlane.core import filters as flt
 from memlane.core.config import ContextConfig
 from memlane.core.models import MemoryRecord, Message
+from memlane.retrieval import context_markers as markers
 from memlane.retrieval import context_terms
 from memlane.retrieval.context_terms import Term
 from memlane.text import small_talk
-from memlane.text.relations import PETS_EN, PETS_ZH, PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
-from memlane.text.normalize import has_cjk, to_simplified
 
 # -- the gate ------------------------------------------------------------------------------------
 
-#: what a person's answers depend on besides the people around them
-_CONSTRAINTS_EN = frozenset("""allergy allergies diet budget schedule taste tastes preferences usual routine plan plans
-goals goal training health condition job work commute home house flat apartment car""".split())
-_CONSTRAINTS_ZH = ("我的口味", "我的饮食", "我的预算", "我的安排", "我的计划", "我的习惯", "我平时", "我家", "我的工作")
-
-#: signal -> (config field holding its weight, markers). English markers match whole words,
-#: Chinese ones as substrings of the Simplified text.
-SIGNALS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "memory_keywords": ("memory_keyword_weight", (
-        "remember", "remembered", "remembering", "recall", "recalled", "recollect", "memory", "memories",
-        "forgot", "forget", "forgotten", "remind me", "last time", "previously", "previous", "before",
-        "as usual", "the usual", "my usual",
-        "记得", "记住", "记不记得", "回忆", "想起", "上次", "上回", "之前", "以前", "忘了", "忘记", "提醒我",
-        "老样子", "照旧")),
-    "questions": ("question_weight", (
-        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "?",
-        "什么", "哪", "谁", "为什么", "怎么", "如何", "多少", "几点", "吗", "呢", "？")),
-    "pronouns": ("pronoun_weight", (
-        "my", "mine", "our", "ours", "we", "us", "myself",
-        "我的", "我们", "咱们", "咱", "我家", "我妈", "我爸", "我女儿", "我儿子", "我老婆", "我老公", "我太太",
-        "我丈夫", "我男朋友", "我女朋友", "我朋友", "我同事", "我老板", "我公司")),
-    "references": ("reference_weight", (
-        "as i said", "as i mentioned", "i told you", "i mentioned", "you said", "you mentioned", "you told me",
-        "you suggested", "you recommended", "we discussed", "we talked", "we spoke", "earlier", "the other day",
-        "last week", "last month", "last year", "back then", "again", "same as before",
-        "did you say", "did i say", "did i tell you", "did i mention", "have i told you", "i said", "we decided",
-        "we agreed", "we planned",
-        "说过", "提到", "提过", "告诉过你", "你推荐", "你建议", "聊过", "讨论过", "那次", "刚才", "前几天",
-        "上周", "上个月", "去年", "跟以前一样", "再说一遍", "我说的", "我跟你说", "你说的", "我们定的")),
+#: signal -> (config field holding its weight, {language: markers}). The markers of each language and how
+#: they match (English whole words; Chinese and Japanese substrings; Korean words with their particles;
+#: accented Latin and Cyrillic words as whole words): ``context_markers``.
+SIGNALS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
+    "memory_keywords": ("memory_keyword_weight", markers.MARKERS["memory_keywords"]),
+    "questions": ("question_weight", markers.MARKERS["questions"]),
+    "pronouns": ("pronoun_weight", markers.MARKERS["pronouns"]),
+    "references": ("reference_weight", markers.MARKERS["references"]),
     # asking for know-how: how a thing is done is the same for everyone (a negative weight)
-    "know_how": ("know_how_weight", (
-        "how do i", "how can i", "how to", "how should i", "how would i", "how do you", "why is my", "why does my",
-        "why do my", "what's wrong with my", "is it true", "what is the difference", "what's the difference",
-        "怎么让", "怎样才能", "怎么才能", "如何", "为什么我", "是什么意思", "什么是", "有什么区别")),
+    "know_how": ("know_how_weight", markers.MARKERS["know_how"]),
     # someone close to the speaker, their pets, their own constraints: what memory knows of them matters
-    "personal": ("personal_weight", (
-        *(f"{owner} {who}" for owner in ("my", "our") for who in sorted(
-            RELATIONS_EN.keys() | PLURAL_RELATIONS_EN | PETS_EN | _CONSTRAINTS_EN)),
-        *RELATIONS_ZH, *PETS_ZH, *_CONSTRAINTS_ZH)),
+    "personal": ("personal_weight", markers.MARKERS["personal"]),
     # a choice made for the speaker: what suits them depends on what is known of them
-    "requests": ("request_weight", (
-        "recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions", "idea", "ideas",
-        "pick", "choose", "plan", "what should i", "which should i", "where should i", "should i get",
-        "should i buy", "should i wear", "should i try", "for me", "suit me", "suits me", "about me", "i'd enjoy",
-        "i would enjoy", "i'd like", "i like", "i can", "can i", "am i", "i'm on", "my usual", "where i live",
-        "near me", "me and",
-        "推荐", "建议", "适合", "合适", "什么好", "哪个好", "想想", "安排", "挑", "选", "我能", "我可以", "按我", "我平时",
-        "给我做", "我家附近", "我的口味")),
+    "requests": ("request_weight", markers.MARKERS["requests"]),
 }
 
 
@@ -109,29 +77,19 @@ class SearchDecision(BaseModel):
     turns_read: int
 
 
-def _pattern(marker: str) -> re.Pattern[str]:
-    if has_cjk(marker) or not marker[0].isalnum():
-        return re.compile(re.escape(marker))
-    return re.compile(r"(?<![a-z0-9'])" + re.escape(marker) + r"(?![a-z0-9])")
-
-
-#: longest markers first, so "as i mentioned" is one hit, not also "i mentioned"
-_PATTERNS = {name: sorted(((i, m, _pattern(m)) for i, m in enumerate(markers)), key=lambda x: -len(x[1]))
-             for name, (_, markers) in SIGNALS.items()}
-
-
-def _normalise(text: str) -> str:
-    return to_simplified(text).lower().replace("’", "'")
-
-
-def hits(text: str, signal: str) -> list[str]:
-    """The distinct markers of ``signal`` that ``text`` contains, in the order of the marker list."""
-    normal = _normalise(text)
+def hits(text: str, signal: str, languages: tuple[str, ...] | None = None) -> list[str]:
+    """The distinct markers of ``signal`` that ``text`` contains, in the order of the marker lists (language
+    by language). ``languages``: whose markers to read it with (``context_markers.languages_of(text)``
+    when not given: English and Chinese, and each language the text shows)."""
+    normal = markers.normalise(text)
     found = []
-    for index, marker, pattern in _PATTERNS[signal]:
-        normal, count = pattern.subn(" \x00 ", normal)  # a consumed span cannot feed a shorter marker
-        if count:
-            found.append((index, marker))
+    for order, marker, pattern, plain, anchor in markers.patterns(signal, languages or markers.languages_of(text)):
+        if anchor not in normal:  # cheaper than the pattern: most markers are not there
+            continue
+        match = pattern.search(normal)
+        if match:
+            found.append((order, marker if plain else match.group(0)))
+            normal = pattern.sub(" \x00 ", normal)  # a consumed span cannot feed a shorter marker
     return [marker for _, marker in sorted(found)]
 
 
@@ -158,8 +116,10 @@ class MemoryEvidence:
     best_similarity: float = 0.0
 
 
-#: what the last user turn brings with it: a text after a colon, a quotation, code
-_MATERIAL = re.compile(r"[:：]\s*\S.{12,}|[\"“「『'‘].{8,}?[\"”」』'’]|```|\bdef \w+\(|\bfor \w+ in \b|[{};]\s*$|=>")
+#: what the last user turn brings with it: a text after a colon, a quotation («», „“ too; an apostrophe
+#: inside a word, as in don't or s'appelait, opens none), code
+_MATERIAL = re.compile(r"[:：]\s*\S.{12,}|[\"“「『«„].{8,}?[\"”」』»“]|(?<![^\W_])['‘].{8,}?['’](?![^\W_])"
+                       r"|```|\bdef \w+\(|\bfor \w+ in \b|[{};]\s*$|=>")
 
 
 def last_user_turn(conversation: list[Message]) -> str:
@@ -169,7 +129,10 @@ def last_user_turn(conversation: list[Message]) -> str:
 
 
 def _small_talk(text: str) -> bool:
-    return small_talk.is_small_talk_zh(text, to_simplified(text)) if has_cjk(text) else small_talk.is_small_talk_en(text)
+    """Small talk in any language with a pack (``text.small_talk``); the language from the script and
+    the words the gate reads (``context_markers.language_of``), the language detector only when they do
+    not settle it."""
+    return small_talk.is_small_talk(text, markers.language_of(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +155,11 @@ def read(conversation: list[Message], system_prompt: str, settings: ContextConfi
     turns = gate_turns(conversation, settings)
     text = "\n".join(turns)
     last = last_user_turn(conversation)
+    spoken = markers.languages_of(text)
+    prompt = markers.languages_of(system_prompt) if system_prompt and turns else ()
     return GateReading(
-        turns_read=len(turns), hits={name: hits(text, name) for name in SIGNALS},
-        prompt_hits={name: hits(system_prompt, name) if system_prompt and turns else [] for name in SIGNALS},
+        turns_read=len(turns), hits={name: hits(text, name, spoken) for name in SIGNALS},
+        prompt_hits={name: hits(system_prompt, name, prompt) if prompt else [] for name in SIGNALS},
         material=bool(_MATERIAL.search(last)), small_talk=bool(last) and _small_talk(last), evidence=evidence)
 
 
