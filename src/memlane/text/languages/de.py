@@ -55,7 +55,7 @@ PACK = Pack(
               "erstelle", "übersetze", "übersetz", "fasse zusammen", "fass zusammen", "berechne", "korrigiere",
               "prüfe", "überprüfe", "bitte", "ich hätte gern", "ich hätte gerne", "ich möchte dass", "ich will dass",
               "ich bräuchte", "ich brauche hilfe"),
-    small_talk=("hallo", "hi", "hey", "hallöchen", "servus", "moin", "moin moin", "grüß dich", "grüß gott", "grüezi",
+    small_talk=("das war sehr hilfreich", "sehr hilfreich", "hat mir sehr geholfen", "hat mir geholfen", "das hilft mir sehr", "hallo", "hi", "hey", "hallöchen", "servus", "moin", "moin moin", "grüß dich", "grüß gott", "grüezi",
                 "guten morgen", "guten tag", "guten abend", "gute nacht", "n'abend", "nabend", "tag", "morgen", "na",
                 "danke", "danke schön", "dankeschön", "danke sehr", "danke dir", "danke ihnen", "danke euch",
                 "vielen dank", "vielen lieben dank", "lieben dank", "herzlichen dank", "tausend dank", "besten dank",

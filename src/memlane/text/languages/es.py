@@ -25,7 +25,7 @@ PACK = Pack(
     requests=("puedes", "podrías", "puede", "podría", "me puedes", "me podrías", "dime", "díme", "recuérdame",
               "recomiéndame", "recomienda", "sugiéreme", "ayúdame", "explícame", "escríbeme", "búscame", "hazme",
               "dame", "por favor", "necesito que", "quiero que", "quisiera que"),
-    small_talk=("hola", "buenas", "buenos días", "buenas tardes", "buenas noches", "gracias", "muchas gracias",
+    small_talk=("me ha sido muy útil", "ha sido muy útil", "muy útil", "me ha ayudado mucho", "me has ayudado mucho", "me sirvió mucho", "hola", "buenas", "buenos días", "buenas tardes", "buenas noches", "gracias", "muchas gracias",
                 "mil gracias", "muchísimas gracias", "de nada", "adiós", "chao", "chau", "hasta luego", "hasta mañana",
                 "hasta pronto", "nos vemos", "hablamos", "vale", "de acuerdo", "perfecto", "genial", "estupendo",
                 "qué bien", "qué guay", "claro", "por supuesto", "entendido", "ok", "okey", "bien", "muy bien",

@@ -57,7 +57,7 @@ PACK = Pack(
               "tu me recommandes", "tu me proposes", "tu connais", "s'il te plaît", "s'il te plait", "s'il vous plaît",
               "s'il vous plait", "stp", "svp", "j'aimerais que", "je voudrais que", "je veux que", "j'ai besoin que",
               "j'aimerais savoir", "je voudrais savoir", "je veux savoir", "sais-tu", "savez-vous"),
-    small_talk=("bonjour", "bonsoir", "salut", "coucou", "hello", "bonne nuit", "bonne journée", "bonne journee",
+    small_talk=("c'était très utile", "très utile", "ça m'aide beaucoup", "ça m'a beaucoup aidé", "tu m'as beaucoup aidé", "bonjour", "bonsoir", "salut", "coucou", "hello", "bonne nuit", "bonne journée", "bonne journee",
                 "bonne soirée", "bonne soiree", "bon après-midi", "bon week-end", "bon weekend", "bonne semaine",
                 "bonne fin de journée", "bonne continuation", "bonne chance", "bon courage", "bon appétit", "merci",
                 "merci beaucoup", "merci bien", "merci infiniment", "mille mercis", "merci mille fois", "grand merci",

@@ -46,7 +46,7 @@ PACK = Pack(
               "mandami", "inviami", "traducimi", "riassumimi", "elencami", "crea- un", "crea- una", "per favore",
               "per piacere", "per cortesia", "ho bisogno che", "vorrei che", "voglio che", "vorrei sapere",
               "volevo sapere", "sai dirmi", "mi sai dire", "sapresti"),
-    small_talk=("ciao", "ciao ciao", "salve", "buongiorno", "buon giorno", "buonasera", "buona sera", "buonanotte",
+    small_talk=("mi è stato molto utile", "molto utile", "mi hai aiutato molto", "mi è stato utile", "ciao", "ciao ciao", "salve", "buongiorno", "buon giorno", "buonasera", "buona sera", "buonanotte",
                 "buona notte", "buon pomeriggio", "grazie", "grazie mille", "grazie tante", "mille grazie",
                 "grazie infinite", "grazie di tutto", "grazie per tutto", "grazie per l'aiuto", "grazie dell'aiuto",
                 "grazie per il consiglio", "grazie per i consigli", "ti ringrazio", "la ringrazio", "vi ringrazio",

@@ -52,7 +52,7 @@ PACK = Pack(
               "procura para mim", "busca pra mim", "por favor", "por gentileza", "preciso que", "quero que",
               "queria que", "gostaria que", "gostaria de saber", "queria saber", "quero saber", "sabe me dizer",
               "sabes me dizer"),
-    small_talk=("olá", "ola", "oi", "oie", "oii", "e aí", "e ai", "eaí", "salve", "bom dia", "boa tarde", "boa noite",
+    small_talk=("foi muito útil", "muito útil", "ajudou muito", "me ajudou muito", "olá", "ola", "oi", "oie", "oii", "e aí", "e ai", "eaí", "salve", "bom dia", "boa tarde", "boa noite",
                 "obrigado", "obrigada", "muito obrigado", "muito obrigada", "muitíssimo obrigado", "obrigadão",
                 "obrigadinho", "obrigadinha", "brigado", "brigada", "valeu", "vlw", "agradeço", "obrigado pela ajuda",
                 "obrigada pela ajuda", "obrigado pelas dicas", "obrigada pelas dicas", "obrigado pela dica",
