@@ -296,7 +296,7 @@ def _clause_kind_zh(clause: str) -> str:
         return "skip:" + REQUEST
     if "我" in clause:
         return "first"
-    if simplified.startswith(_SUBJECT_ZH) or _first_tag(clause) == "nr":  # 用户…, 她…, 小明…
+    if simplified.startswith(_SUBJECT_ZH) or _first_tag(clause) in ("nr", "nt", "nz"):  # 用户…, 她…, 小明…, 腾讯…
         return "subject"
     if simplified.startswith(_LINKS_ZH) or _first_tag(clause) in _NOUN_TAGS:
         return "noun"
