@@ -211,6 +211,14 @@ def pack_terms(text: str, code: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def announces_change(text: str) -> bool:
+    """A statement in a language with a pack that says something changed: a verb of moving or starting, or
+    a marker of a new state ("ahora", "jetzt", 今は, 이제)."""
+    code = languages.detect(text)
+    pack = languages.pack(code) if code not in ("en", "zh") else None
+    return pack is not None and pack.lexicon.has(text, pack.moves + pack.starts + pack.now)
+
+
 def without(text: str, phrases: tuple[str, ...]) -> str:
     """``text`` (simplified, lower-cased) with every phrase removed: whole words for English, substrings for Chinese."""
     result = to_simplified(text).lower().replace("’", "'")

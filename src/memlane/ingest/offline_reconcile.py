@@ -167,7 +167,7 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     scales_f, scales_m = language.scale_values(fact), language.scale_values(memory)
     if strong and scales_f and scales_m and not scales_f & scales_m:
         return "replace"
-    changes = language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH)
+    changes = language.contains_any(fact, lexicon.CHANGE_EN + lexicon.CHANGE_ZH) or language.announces_change(fact)
     if changes and novel and coverage >= MIN_COVERAGE and len(strong) >= 2:
         return "replace"
     if novel and strong - _new_value_terms(fact) and language.contains_any(fact, _EXPLICIT_REPLACEMENT):
