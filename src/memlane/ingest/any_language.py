@@ -84,8 +84,17 @@ def _ends_with(text: str, forms: tuple[str, ...], pack: Pack) -> bool:
         return text.endswith(tuple(f for f in forms if f)) or any(
             text.endswith(f + tail) for f in forms if f for tail in ("ね", "よ", "な", "ませんか", "くれる", "くれない"))
     words = pack.lexicon.words(text)
-    return bool(words) and any(words[-1] == f or (f.endswith("-") and words[-1].startswith(f[:-1])) or
-                               words[-1].endswith(f) for f in forms if f)
+    if not words:
+        return False
+    for form in forms:
+        parts = form.split()
+        if len(parts) > 1:  # "önerir misin": the clause's last words
+            if words[-len(parts):] == parts:
+                return True
+        elif form and (words[-1] == form or words[-1].endswith(form.rstrip("-")) if not form.endswith("-")
+                       else words[-1].startswith(form[:-1])):
+            return True
+    return False
 
 
 def _about_speaker(clause: str, pack: Pack | None) -> bool:

@@ -34,6 +34,7 @@ PACK = Pack(
     code="tr",
     name="Turkish",
     stemmer="turkish",
+    verb_final=True,
     pro_drop=True,
     first_person=("ben", "beni-", "bana-", "bende-", "benden-", "benim-", "bence-", "kendim-", "biz", "bizi", "bize",
                   "bizde", "bizden", "bizim", "bizimle", "bizce"),
