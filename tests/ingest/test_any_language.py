@@ -109,6 +109,8 @@ EARLIER = [  # (the turn before, the new turn, what the new turn states): a pron
     ("My sister is a pilot.", "He is a chef.", ["He is a chef"]),  # nobody agrees: left as written
     ("我的猫是布偶猫。", "它很怕洗澡。", ["用户的猫很怕洗澡"]),
     ("我爸爸是工程师。", "他周末喜欢钓鱼。", ["用户的爸爸周末喜欢钓鱼"]),
+    ("I drive a 2015 Toyota Corolla.", "The Corolla's brakes need replacing.", ["The Corolla's brakes need replacing"]),
+    ("I love hiking.", "The sky is blue today.", []),  # names nothing of theirs: not a statement about them
 ]
 
 

@@ -248,6 +248,8 @@ def _statements_en(sentence: str, subject: str, people: People,
         return found, None
     if wrapped:  # the speaker asked for it to be remembered: keep it as written
         return [sentence], None
+    if people.names_something_said(sentence):  # "The Corolla's brakes need replacing" after "I drive a Corolla"
+        return [sentence], None
     return [], REQUEST if _YOU_EN.search(sentence) else NO_STATEMENT
 
 

@@ -43,6 +43,15 @@ _LEADING_PRONOUN_EN = re.compile(r"^(?P<pronoun>he|she|his|her|it|its)(?P<contra
 _COMPOUND_EN = re.compile(
     r"^(?:(?P<other>(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+)\s+and\s+(?:I|me)"
     r"|(?:I|me|Me)\s+and\s+(?P<other2>[Mm]y\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+))\b(?=\s+[a-z])")
+#: a word that may name a thing (three letters or more); what is too common to name anything in particular
+_THING_WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
+_NOT_THINGS = frozenset("""the and but for with from about this that these those there here have has had was were are
+been being will would could should just really very also still now then when what which who how why you your they them
+their our out new old one two get got make made like love want need said says say thing things stuff lot day week
+year time today yesterday tomorrow""".split())
+#: "The Corolla's brakes", "The hospital I work at": the words before the verb of a sentence opening with "The"
+_THE_SUBJECT_EN = re.compile(r"^[Tt]he\s+(?P<phrase>(?:[A-Za-z'’-]+\s+){0,3}?[A-Za-z'’-]+)\s+"
+                             r"(?:is|are|was|were|has|have|had|needs?|got|just|broke|died|opened|closed|will|can)\b")
 _WORK_EN = re.compile(r"\b(?:work|job|office|team|company|startup|firm|client|clients|project|colleagues|"
                       r"sprint|release|customers|product|shift|department)\b", re.I)
 _KIN_ZH = "|".join(sorted(RELATIONS_ZH, key=len, reverse=True))
@@ -64,11 +73,14 @@ class People:
     subject: str = "User"
     mentioned: list[Person] = field(default_factory=list)
     group: str | None = None
+    #: the names and nouns the speaker has used so far (lower-cased): what a later "The X …" may be about
+    said: set[str] = field(default_factory=set)
 
     # -- English -------------------------------------------------------------------------------
 
     def notice_en(self, sentence: str) -> None:
-        """Remember who ``sentence`` mentions, in order."""
+        """Remember who ``sentence`` mentions, in order, and the things it names."""
+        self.said.update(w.lower() for w in _THING_WORD.findall(sentence) if w.lower() not in _NOT_THINGS)
         found: list[tuple[int, Person]] = []
         for match in _MENTION_EN.finditer(sentence):
             relation = match["relation"].lower()
@@ -103,6 +115,12 @@ class People:
                 return None  # "her" as an object ("Her? No.") or an unclear phrase
             return f"{person.name}'s {noun.group(0)}", rest[noun.end():].strip()
         return person.name, rest
+
+    def names_something_said(self, sentence: str) -> bool:
+        """Whether ``sentence`` opens with "The …" naming a thing the speaker named before ("The Corolla's
+        brakes need replacing" after "I drive a Corolla"): a statement about what is theirs."""
+        subject = _THE_SUBJECT_EN.match(sentence)
+        return bool(subject and {w.lower() for w in _THING_WORD.findall(subject["phrase"])} & self.said)
 
     def resolve_en(self, sentence: str) -> str:
         """``sentence`` with a leading He/She/His/Her replaced by the person it points to."""
