@@ -111,6 +111,9 @@ EARLIER = [  # (the turn before, the new turn, what the new turn states): a pron
     ("我爸爸是工程师。", "他周末喜欢钓鱼。", ["用户的爸爸周末喜欢钓鱼"]),
     ("I drive a 2015 Toyota Corolla.", "The Corolla's brakes need replacing.", ["The Corolla's brakes need replacing"]),
     ("I love hiking.", "The sky is blue today.", []),  # names nothing of theirs: not a statement about them
+    ("I drive a Honda Civic.", "Its alternator just died.", ["User's Honda Civic's alternator just died"]),
+    ("I have a dog.", "He is scared of thunder.", ["User's dog is scared of thunder"]),
+    ("My dog is a beagle.", "His favourite toy is a rubber duck.", ["User's dog's favourite toy is a rubber duck"]),
 ]
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memlane.ingest import english
 from memlane.text.normalize import to_simplified
 from memlane.text.relations import PETS_EN, PETS_ZH, PLURAL_RELATIONS_EN, RELATIONS_EN, RELATIONS_ZH
 
@@ -43,6 +44,9 @@ _LEADING_PRONOUN_EN = re.compile(r"^(?P<pronoun>he|she|his|her|it|its)(?P<contra
 _COMPOUND_EN = re.compile(
     r"^(?:(?P<other>(?:[Mm]y|[Oo]ur)\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+)\s+and\s+(?:I|me)"
     r"|(?:I|me|Me)\s+and\s+(?P<other2>[Mm]y\s+(?:[a-z]+[\s-]+){0,2}?[a-z]+|[A-Z][a-z]+))\b(?=\s+[a-z])")
+#: what the speaker owns or drives: "I drive a Honda Civic", "We just bought an old farmhouse"
+_OWNED_EN = re.compile(r"\b(?:I|[Ww]e)\s+(?:just\s+|recently\s+|finally\s+)?(?:drive|own|have|bought|got|ride|use)\s+"
+                       r"(?:a|an|the)\s+(?P<thing>(?:[A-Z][\w-]*\s+)*[A-Z][\w-]*|(?:[a-z]+\s+)?[a-z]+)\b(?=\s*[.,;!]|$)")
 #: a word that may name a thing (three letters or more); what is too common to name anything in particular
 _THING_WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 _NOT_THINGS = frozenset("""the and but for with from about this that these those there here have has had was were are
@@ -56,6 +60,15 @@ _WORK_EN = re.compile(r"\b(?:work|job|office|team|company|startup|firm|client|cl
                       r"sprint|release|customers|product|shift|department)\b", re.I)
 _KIN_ZH = "|".join(sorted(RELATIONS_ZH, key=len, reverse=True))
 _MENTION_ZH = re.compile(r"我(?:的|家的?)?(?P<relation>" + _KIN_ZH + "|" + "|".join(PETS_ZH) + r")")
+
+
+def _opens_predicate(rest: str) -> bool:
+    """Whether ``rest`` starts with a verb, maybe after adverbs ("is", "just died", "needs", "was stolen")."""
+    for word in re.findall(r"[A-Za-z']+", rest)[:3]:
+        if english.is_adverb(word):
+            continue
+        return word.lower() in ("is", "was", "has", "name") or english.verb_form(word) in ("VBZ", "VBD", "MD")
+    return False
 
 
 @dataclass
@@ -91,6 +104,9 @@ class People:
                 name = None
             found.append((match.start(), Person(name or f"{self.subject}'s {match['phrase'].lower()}",
                                                 RELATIONS_EN.get(relation, _KIND_GENDER.get(relation, "")))))
+        for owned in _OWNED_EN.finditer(sentence):  # "I drive a Honda Civic": "it" may be the Civic
+            thing = owned["thing"]
+            found.append((owned.start(), Person(f"{self.subject}'s {thing}", _KIND_GENDER.get(thing.split()[-1].lower(), "n"))))
         subject = _NAME_SUBJECT_EN.match(sentence)
         if subject and not any(p.name.endswith(subject["name"]) for _, p in found):
             found.append((0, Person(subject["name"])))
@@ -110,10 +126,12 @@ class People:
             verb = "has" if re.match(r"(?:been|got|gotten|had|done|moved|started|become)\b", rest) else "is"
             return person.name, f"{verb} {rest}"
         if pronoun in ("his", "her", "its"):
-            noun = re.match(r"[\w-]+", rest)
-            if not noun or not re.match(r"\s+(?:is|was|has|lives|works|name|loves|likes)\b", rest[noun.end():]):
-                return None  # "her" as an object ("Her? No.") or an unclear phrase
-            return f"{person.name}'s {noun.group(0)}", rest[noun.end():].strip()
+            for noun in re.finditer(r"[\w-]+(?:['’]s)?", rest[:60]):  # "His favourite toy is …": up to the verb
+                if _opens_predicate(rest[noun.end():]):
+                    return f"{person.name}'s {rest[:noun.end()]}", rest[noun.end():].strip()
+                if noun.start() > 30:
+                    break
+            return None  # "her" as an object ("Her? No.") or an unclear phrase
         return person.name, rest
 
     def names_something_said(self, sentence: str) -> bool:
