@@ -1,7 +1,11 @@
 """Offline reconciliation: compare each fact with the memories near it and decide.
 
-Statements are compared as sets of terms (``language.terms``: concepts, stems,
-Chinese characters), helped by the embedding similarity:
+Statements are compared by what they are about first (``ingest/owners.py``): a fact about another
+owner (the user's wife, their company, a named person) never changes a memory about the user, and
+what two facts say of the same owner is compared without the owner's own words ("User's wife is a
+doctor" and "User's wife loves dumplings" share nothing). Then as sets of terms (``language.terms``:
+concepts, stems, Chinese characters; other languages' through their packs), helped by the embedding
+similarity:
 
 - **duplicate → NONE**: the fact says nothing the memory does not (same terms,
   or a subset), and neither side negates what the other asserts;
@@ -127,22 +131,22 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     negation_differs = negated(fact) != negated(memory)
     fact_owner, fact_said = owners.owner(fact)
     memory_owner, memory_said = owners.owner(memory)
-    same_party = fact_owner == memory_owner
+    same_owner = fact_owner == memory_owner
     mentioned = False  # "Has a dog" is about the dog too: "User's dog is called Biscuit" may refine it
-    if not same_party and owners.USER in (fact_owner, memory_owner):
+    if not same_owner and owners.USER in (fact_owner, memory_owner):
         mentioned = owners.mentions(fact_owner, memory) if memory_owner == owners.USER else \
             owners.mentions(memory_owner, fact)
-    # the speaker ends what is theirs ("sold my car" ends "User's car is a Mazda"); a break-up ends the partner's
+    # the speaker ends what is theirs ("sold my car" ends "User's car is a Mazda"), not a relative's
     theirs = fact_owner == owners.USER and not memory_owner.startswith(owners.PEOPLE)
     # a break-up ends the memory about the partner ("Pablo y yo rompimos" ends "Mi novio se llama Pablo")
     partner = memory_owner == "spouse" and endings.ended_by_pack(fact)
-    if (same_party or theirs or partner or endings.ends_a_relationship(fact)) and (
+    if (same_owner or theirs or partner or endings.ends_a_relationship(fact)) and (
             ended := _ends(fact, memory, b)):
         return ended
     if mentioned:  # only a refinement: what the fact says of it covers everything the memory says
         lost = b - a
         return "refine" if (a & b) - lexicon.GENERIC and a - b - lexicon.GENERIC and lost <= lexicon.GENERIC else None
-    if not same_party:  # about someone or something else: another attribute, whatever the words share
+    if not same_owner:  # about someone or something else: another attribute, whatever the words share
         return "duplicate" if similarity >= SAME_MEANING and not negation_differs else None
     if fact_said != fact or memory_said != memory:  # the owner's words are not what the two say of them
         a, b = language.terms(fact_said) or a, language.terms(memory_said) or b
@@ -158,9 +162,9 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
     fact_coverage = len(strong) / len(own) if own else 0.0
     if strong and negation_differs and max(coverage, fact_coverage) >= MIN_COVERAGE:
         return "replace" if novel and language.contains_any(fact, _NEW_STATE) else "contradict"
-    if exclusive and same_party and novel:
+    if exclusive and same_owner and novel:
         return "replace"
-    if exclusive and same_party and negation_differs:  # "left the job", 离职了: the state ended
+    if exclusive and same_owner and negation_differs:  # "left the job", 离职了: the state ended
         return "contradict"
     if (fact_owner == owners.USER and _new_attribute_value(fact, memory)) or _new_identity(fact_said, memory_said):
         return "replace"
@@ -176,9 +180,9 @@ def relation(fact: str, memory: str, similarity: float, *, refines: bool = False
         return "duplicate"
     if not negation_differs and not changes and not lost and len(novel) <= PARAPHRASE_NOVELTY * len(a):
         return "duplicate"
-    if strong and novel and same_party and lost <= lexicon.GENERIC:
+    if strong and novel and same_owner and lost <= lexicon.GENERIC:
         return "refine"  # the fact covers everything the memory says and adds detail
-    if refines and strong and novel and same_party and not negation_differs:
+    if refines and strong and novel and same_owner and not negation_differs:
         return "refine"  # "Specifically, I buy S&P 500 index ETFs" over "Invests in ETFs"
     return None
 
