@@ -93,12 +93,16 @@ def _new_attribute_value(fact: str, memory: str) -> bool:
     return bool(f and m and f[:2] == m[:2] and not f[2] <= m[2] and not m[2] <= f[2])
 
 
-_IDENTITY = re.compile(r"^(?:is|are|was|were)\s+(?:an?|the)\s+(?P<value>.+)$|^(?:是|叫|叫做)(?P<value_zh>.+)$", re.I)
+#: an identity said by name: "is a red Honda", "is the Tesla", 叫小雨 (a make, a model, a name)
+_IDENTITY = re.compile(r"^(?:is|are|was|were)\s+(?:an?|the)\s+(?:[a-z-]+\s+){0,2}(?P<value>[A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*)"
+                       r"(?:\s+(?:now|today|these days|nowadays|again|instead))?\s*$"
+                       r"|^(?:叫|叫做)(?P<value_zh>.+)$")
 
 
 def _new_identity(fact_said: str, memory_said: str) -> bool:
-    """Someone's or something's identity given anew: "is a Mazda" after "is a red Honda", 是老师 after 是医生
-    (not "is scared of thunder" after "is a beagle": a state, not another identity)."""
+    """Something's make or someone's name given anew: "is a Mazda" after "is a red Honda", 叫小雨 after 叫小雪.
+    Not "is scared of thunder" after "is a beagle" (a state), nor "is a good swimmer" after "is a nurse"
+    (two things one can be at once): only names and makes replace each other."""
     f, m = _IDENTITY.match(fact_said.strip()), _IDENTITY.match(memory_said.strip())
     if not f or not m:
         return False
