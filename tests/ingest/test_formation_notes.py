@@ -51,7 +51,7 @@ def _dev(relative: str, floor: float, id: str):
     pytest.param(FORMATION_LANGUAGES, 0.95, id="languages-own"),
     # held out, never tuned on: the floor is what was measured when they were first run on the finished engine
     pytest.param(LANGUAGES_HOLDOUT, 0.9, id="languages-holdout"),
-    pytest.param(KEEP_HOLDOUT, 0.75, id="keep-holdout"),
+    pytest.param(KEEP_HOLDOUT, 0.85, id="keep-holdout"),
 ])
 def test_offline_engine_understands_the_note_cases(memory, path, floor):
     report = notes.run(memory, notes.load_cases(path))

@@ -330,6 +330,8 @@ def _statements_zh(sentence: str, subject: str, people: People) -> tuple[list[st
     found: list[list[str]] = []
     for clause in language.clauses_zh(sentence.rstrip("。！!；;")):
         kind = _clause_kind_zh(clause)
+        if kind in ("noun", "bare") and not found and people.opens_with_something_said_zh(language.to_simplified(clause)):
+            kind = "subject"  # 鸿海今年要发年终奖金 after 我在鸿海上班: about what is theirs
         people.notice_zh(language.to_simplified(clause))
         if kind.startswith("skip:"):
             reasons.append(kind[5:])

@@ -150,10 +150,16 @@ def _owner_pack(text: str, code: str) -> tuple[str, str]:
                 return _party_key(parties[form], form, pack), stripped[len(form):]
         return USER, text
     words = pack.lexicon.words(stripped)
-    if len(words) >= 2 and pack.lexicon.is_one(words[0], pack.possessives):
-        noun = words[1]
+    if len(words) < 2:
+        return USER, text
+    # "mon mari …" where the pack lists the phrase, or "mi esposa …" where it lists the noun
+    phrase = pack.lexicon.starts(stripped, tuple(parties))
+    if phrase and pack.lexicon.is_one(pack.lexicon.words(phrase)[0], pack.possessives):
+        rest = re.sub(r"^(?:\S+\s+){%d}" % len(phrase.split()), "", stripped + " ", count=1).strip()
+        return _party_key(parties[phrase], phrase, pack), rest
+    if pack.lexicon.is_one(words[0], pack.possessives):
         for form, party in parties.items():
-            if pack.lexicon.find(noun, (form,)):
+            if pack.lexicon.find(words[1], (form,)) or pack.lexicon.find(f"{words[0]} {words[1]}", (form,)):
                 rest = re.sub(r"^\S+\s+\S+\s*", "", stripped, count=1)
                 return _party_key(party, form, pack), rest
     return USER, text

@@ -53,9 +53,9 @@ _NOT_THINGS = frozenset("""the and but for with from about this that these those
 been being will would could should just really very also still now then when what which who how why you your they them
 their our out new old one two get got make made like love want need said says say thing things stuff lot day week
 year time today yesterday tomorrow""".split())
-#: "The Corolla's brakes", "The hospital I work at": the words before the verb of a sentence opening with "The"
-_THE_SUBJECT_EN = re.compile(r"^[Tt]he\s+(?P<phrase>(?:[A-Za-z'’-]+\s+){0,3}?[A-Za-z'’-]+)\s+"
-                             r"(?:is|are|was|were|has|have|had|needs?|got|just|broke|died|opened|closed|will|can)\b")
+_NOT_THINGS_ZH = frozenset("时候 东西 事情 问题 时间 今年 去年 明年 最近 现在 用户 使用者".split())
+#: "The Corolla's brakes", "The hospital I work at": the words of a sentence opening with "The", up to its verb
+_THE_SUBJECT_EN = re.compile(r"^[Tt]he\s+(?P<phrase>(?:[A-Za-z0-9'’-]+\s+){0,4}?[A-Za-z0-9'’-]+)\s+(?P<verb>[a-z]+)\b")
 _WORK_EN = re.compile(r"\b(?:work|job|office|team|company|startup|firm|client|clients|project|colleagues|"
                       r"sprint|release|customers|product|shift|department)\b", re.I)
 _KIN_ZH = "|".join(sorted(RELATIONS_ZH, key=len, reverse=True))
@@ -134,11 +134,19 @@ class People:
             return None  # "her" as an object ("Her? No.") or an unclear phrase
         return person.name, rest
 
+    def opens_with_something_said_zh(self, clause: str) -> bool:
+        """Whether a (Simplified) clause opens with a name or noun the speaker used before (鸿海今年要发年终奖金
+        after 我在鸿海上班): a statement about what is theirs."""
+        return any(clause.startswith(word) for word in self.said if not word.isascii())
+
     def names_something_said(self, sentence: str) -> bool:
         """Whether ``sentence`` opens with "The …" naming a thing the speaker named before ("The Corolla's
         brakes need replacing" after "I drive a Corolla"): a statement about what is theirs."""
         subject = _THE_SUBJECT_EN.match(sentence)
-        return bool(subject and {w.lower() for w in _THING_WORD.findall(subject["phrase"])} & self.said)
+        if not subject or not (subject["verb"] in ("is", "are", "was", "were", "has", "have", "had", "just", "will", "can")
+                               or english.verb_form(subject["verb"]) in ("VBZ", "VBD")):
+            return False
+        return bool({w.lower() for w in _THING_WORD.findall(subject["phrase"])} & self.said)
 
     def resolve_en(self, sentence: str) -> str:
         """``sentence`` with a leading He/She/His/Her replaced by the person it points to."""
@@ -165,6 +173,10 @@ class People:
     # -- Chinese -------------------------------------------------------------------------------
 
     def notice_zh(self, text: str) -> None:
+        """Remember who (Simplified) ``text`` mentions, and the names and nouns it uses."""
+        import rjieba
+
+        self.said.update(w for w, tag in rjieba.tag(text) if tag[:1] == "n" and len(w) >= 2 and w not in _NOT_THINGS_ZH)
         for match in _MENTION_ZH.finditer(text):
             relation = match["relation"]
             gender = RELATIONS_ZH.get(relation, "p" if relation in PETS_ZH else "")
