@@ -266,6 +266,7 @@ def test_a_list_cut_at_its_limit_says_so(page, site):
     sign_in(page, site, site.admin)
     visit(page, site, "#/memories?user_id=many", "Memories")
     count = page.locator("main p.muted")
+    count.filter(has_text="memories").wait_for()  # the list is read after the heading is drawn ("Loading…" first)
     assert count.inner_text() == "200 memories — the newest 200 only; narrow the filters to see the rest"
     assert page.locator("main tbody tr").count() == 200
     assert page.locator("main tbody tr td:first-child").first.inner_text() == "Note number 200"
