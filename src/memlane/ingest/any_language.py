@@ -55,7 +55,7 @@ def _finish(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-def _asks(clause: str, pack: Pack | None, code: str) -> str | None:
+def _asks(clause: str, pack: Pack | None) -> str | None:
     """QUESTION or REQUEST when the clause is one, else None."""
     stripped = clause.strip()
     if stripped.endswith(_QUESTION_MARKS) or stripped.startswith("¿"):
@@ -108,15 +108,13 @@ def _trim(clause: str, pack: Pack | None) -> str:
     if pack is None:
         return clause
     opener = pack.lexicon.starts(clause, pack.reasons)
-    if opener:
-        words = len(pack.lexicon.words(opener)) if pack.spaced else 0
-        if pack.spaced:
-            rest = clause.lstrip(" ¿¡\"'«“(")
-            for _ in range(words):
-                rest = re.sub(rf"^{LETTERS}+(?:['’]\s*)?\s*", "", rest, count=1)
-            clause = rest or clause
-        else:
-            clause = clause.lstrip()[len(opener):] or clause
+    if opener and pack.spaced:  # drop the opener's words, however the clause spells them
+        rest = clause.lstrip(" ¿¡\"'«“(")
+        for _ in pack.lexicon.words(opener):
+            rest = re.sub(rf"^{LETTERS}+(?:['’]\s*)?\s*", "", rest, count=1)
+        clause = rest or clause
+    elif opener:
+        clause = clause.lstrip()[len(opener):] or clause
     bare = clause.rstrip(_TRAILING)
     for ending in sorted(pack.clause_endings, key=len, reverse=True):
         if ending and bare.endswith(ending) and len(bare) > len(ending) + 1:
@@ -178,7 +176,7 @@ def statements(sentence: str, code: str) -> tuple[list[str], list[str]]:
             reasons.append(SMALL_TALK)
             close()
             continue
-        kind = _asks(clause, pack, code)
+        kind = _asks(clause, pack)
         if kind:
             reasons.append(kind)
             close()

@@ -98,7 +98,6 @@ def _owner_en(text: str) -> tuple[str, str]:
             head = (i, bare) if bare else head
         if head is not None and re.match(r"[A-Za-z]", head[1]):  # something of theirs: "User's Tesla", "User's lease"
             i, bare = head
-            rest = re.sub(r"^['’]s\s+", "", " ".join(words[i + 1:]))
             return _key(bare), " ".join(words[i + 1:])
         return USER, text
     group = _GROUP_EN.match(text)

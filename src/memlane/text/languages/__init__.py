@@ -44,9 +44,8 @@ _CANDIDATES = {
     "devanagari": ["hi", "mr", "ne"],
 }
 #: every Latin-script language the model knows that memlane names, to tell a language without a pack
-_OTHER_LATIN = ("en", "es", "de", "fr", "pt", "it", "nl", "pl", "tr", "vi", "id", "sv", "da", "no", "fi", "cs", "ro",
-                "hu", "hr", "sk", "sl", "lt", "lv", "et", "tl", "sw", "af", "eu", "ca", "gl", "ms", "is", "ga", "cy",
-                "sq", "mt", "lb")
+_OTHER_LATIN = (*_CANDIDATES["latin"], "sv", "da", "no", "fi", "cs", "ro", "hu", "hr", "sk", "sl", "lt", "lv", "et",
+                "tl", "sw", "af", "eu", "ca", "gl", "ms", "is", "ga", "cy", "sq", "mt", "lb")
 #: languages so close to one with a pack that a short text of the one is often read as the other
 _CLOSE = frozenset({"ca", "gl", "ms", "af", "lb"})
 _SCRIPTS = [

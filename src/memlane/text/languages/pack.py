@@ -209,13 +209,9 @@ class Lexicon:
         """Whether the single ``word`` is one of the one-word ``forms`` (as ``find`` matches them)."""
         if not self.pack.spaced:
             return word in forms
-        cache = self.__dict__.setdefault("_one", {})
-        if forms not in cache:
-            parts = [self._compiled(f) for f in forms]
-            cache[forms] = ({p[0][0] for p in parts if len(p) == 1 and not p[0][1]},
-                            tuple(p[0][0] for p in parts if len(p) == 1 and p[0][1]))
-        keys, prefixes = cache[forms]
-        return self.key(word) in keys or (bool(prefixes) and fold(word).startswith(prefixes))
+        singles, prefixes, _ = self._index(forms)
+        folded = fold(word)
+        return self.key(word) in singles or any(folded.startswith(prefix) for prefix, _ in prefixes)
 
     def _compiled(self, form: str) -> tuple[tuple[str, bool], ...]:
         cache = self.__dict__.setdefault("_cache", {})
