@@ -7,7 +7,7 @@ STAMP := $(VENV)/.memlane-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install chromium run quickstart test test-fast fuzz bench bench-server clean
+.PHONY: install chromium js-client run quickstart test test-fast fuzz bench bench-server clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[local,dev,server,postgres,langgraph,langchain,openai-agents]"
 	$(MAKE) --no-print-directory chromium
+	$(MAKE) --no-print-directory js-client
 	touch $(STAMP)
 
 # The dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used), with
@@ -32,11 +33,19 @@ chromium:
 	      || echo "could not install chromium and fonts-noto-cjk: the dashboard's browser tests will be skipped"; \
 	  else echo "no apt-get: install chromium and a CJK font yourself, or the dashboard's browser tests are skipped"; fi; }
 
+# mem0's JavaScript client (npm mem0ai, pinned in tests/js/package-lock.json) for tests/server/test_mem0_js_client.py,
+# installed into tests/js/node_modules when node and npm are here; without them that test is skipped and says why.
+js-client:
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix tests/js --silent || echo "could not install mem0ai from the npm registry: the JavaScript client test will be skipped"; \
+	else echo "no node/npm: the mem0 JavaScript client test is skipped"; fi
+
 install: $(STAMP)
 
-# The REST server (mem0-compatible API, docs at /docs, MCP at /mcp) on the embedded default store.
+# The REST server (mem0-compatible API, docs at /docs, MCP at /mcp) on the home's store (SQLite by default):
+# make run PORT=8080 HOST=0.0.0.0 (unset: $MEMLANE_PORT / $MEMLANE_HOST, else 18088 on 127.0.0.1).
 run: install
-	$(BIN)/memlane serve
+	$(BIN)/memlane serve$(if $(PORT), --port $(PORT))$(if $(HOST), --host $(HOST))
 
 quickstart: install
 	$(BIN)/memlane quickstart

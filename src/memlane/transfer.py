@@ -51,6 +51,10 @@ class ImportReport:
     memories: int = 0  # memories stored (with infer: memories added by formation)
     existing_ids: int = 0  # memory lines whose id was already stored
     messages: int = 0  # messages written to the message log
+    #: with infer: memories formation changed, deleted, or found already known (left as they were)
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -163,7 +167,11 @@ def import_jsonl(
             result = memory.add([m.model_dump(exclude_none=True) for m in line.received], **line.scope,
                                 metadata=line.metadata or None, infer=True)
             memory.store.apply(ChangeSet(keys=[keys[lineno]]))
-            report.memories += sum(1 for r in result["results"] if r["event"] == "ADD")
+            events = [r["event"] for r in result["results"]]
+            report.memories += events.count("ADD")
+            report.updated += events.count("UPDATE")
+            report.deleted += events.count("DELETE")
+            report.unchanged += len(result.get("unchanged", []))
             report.messages += len(result["message_ids"])
             if progress:
                 progress(start + 1, len(lines))

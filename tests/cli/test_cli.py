@@ -85,7 +85,8 @@ def test_import_export_and_resume(cli, tmp_path):
         json.dumps({"role": "user", "content": f"fact {i}", "user_id": "u", "metadata": {"i": i}}) + "\n"
         for i in range(7)))
     report = json.loads(cli("import", source, "--batch-size", "3", "--json").stdout)
-    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0, "messages": 7}
+    assert report == {"lines": 7, "skipped_lines": 0, "memories": 7, "existing_ids": 0, "messages": 7,
+                      "updated": 0, "deleted": 0, "unchanged": 0}
     again = json.loads(cli("import", source, "--json").stdout)
     assert again["skipped_lines"] == 7 and again["memories"] == 0
 

@@ -33,7 +33,8 @@ def texts(memory, **scope):
 
 def test_import_all_line_kinds(memory, tmp_path):
     report = import_jsonl(memory, write(tmp_path / "in.jsonl", LINES))
-    assert report.to_dict() == {"lines": 5, "skipped_lines": 0, "memories": 6, "existing_ids": 0, "messages": 6}
+    assert report.to_dict() == {"lines": 5, "skipped_lines": 0, "memories": 6, "existing_ids": 0, "messages": 6,
+                                 "updated": 0, "deleted": 0, "unchanged": 0}
     assert texts(memory, user_id="alice") == ["I have a dog", "I like tea", "I like tea", "I live in Oslo", "Tea is great"]
     bob = memory.get("bob-1")
     assert bob["created_at"] == "2025-01-02T03:04:05.000000+00:00"

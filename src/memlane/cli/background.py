@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from memlane.cli.base import JsonOpt, _memory, _print_json, _state, command, console
+from memlane.cli.base import JsonOpt, _memory, _print_json, _store_config, command, console
 from memlane.cli.render import escape
 
 
@@ -45,7 +45,7 @@ def worker(
     from memlane.core.defaults import memlane_home
     from memlane.hosting.tenancy import Tenants
 
-    tenants = Tenants(memlane_home(), _state["config"])
+    tenants = Tenants(memlane_home(), _store_config())
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())

@@ -3,6 +3,7 @@ options' state, the common options and the error-handling ``command`` decorator.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -73,7 +74,13 @@ def command(*args: Any, on: typer.Typer | None = None, **kwargs: Any) -> Callabl
         @functools.wraps(fn)
         def run(*a: Any, **k: Any) -> Any:
             try:
-                return fn(*a, **k)
+                with contextlib.ExitStack() as opened:  # what the command opened for its run (_store_config)
+                    _state["opened"] = opened
+                    try:
+                        return fn(*a, **k)
+                    finally:
+                        for name in ("opened", "store_config", "store"):
+                            _state.pop(name, None)
             except MemlaneError as exc:
                 errors.print(f"[red]error:[/red] {escape(cli_message(exc))}", highlight=False, soft_wrap=True)
                 raise typer.Exit(1) from None
@@ -126,7 +133,26 @@ def _memory(*, remote: bool = False) -> Any:
                 "or add --local to work on the tenant's store here", field="tenant")
     from memlane.memory import Memory
 
-    return Memory(_state["config"], tenant=tenant)
+    return Memory(_store_config(), tenant=tenant)
+
+
+def _store_config(flag: str | None = None) -> Any:
+    """The config a command opens the home's store with, here in this process: the store this home's
+    server uses (hosting/home_store.py), the bundled PostgreSQL started for it when the server uses
+    that (stopped when the command ends, unless the server still runs), a note on stderr when --config,
+    $MEMLANE_DATABASE_URL or the command's ``flag`` ('postgres': the bundled PostgreSQL, 'sqlite')
+    names another. Every command that opens a store calls it."""
+    if "store_config" not in _state:
+        from memlane.core.defaults import memlane_home
+        from memlane.hosting import home_store
+
+        def say(note: str) -> None:
+            errors.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+
+        opened = _state.get("opened") or contextlib.ExitStack()  # outside a command: open for the process
+        resolved = opened.enter_context(home_store.opened(memlane_home(), _state["config"], flag=flag, say=say))
+        _state["store_config"], _state["store"] = resolved.config, resolved.store
+    return _state["store_config"]
 
 
 def _print_json(value: Any) -> None:

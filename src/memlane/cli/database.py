@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 
 from memlane.cli.render import escape
-from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
+from memlane.cli.base import JsonOpt, _print_json, _progress, _store_config, command, console
 
 db_app = typer.Typer(rich_markup_mode=None, help="The PostgreSQL store's schema (MEMLANE_DATABASE_URL or --dsn).", no_args_is_help=True)
 
@@ -21,7 +21,7 @@ def _postgres_target(dsn: str | None, schema: str | None) -> tuple[str, str]:
     from memlane.core.config import load
     from memlane.store import postgres_settings
 
-    spec = load(_state["config"]).vector_store
+    spec = load(_store_config()).vector_store
     settings = postgres_settings(spec.config if spec.provider in ("postgres", "postgresql", "pgvector") else {})
     return dsn or settings.resolved_dsn(), schema or settings.schema_name
 

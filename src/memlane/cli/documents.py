@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import typer
 
 from memlane.cli.render import escape
-from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _state, command, console
+from memlane.cli.base import JsonOpt, _json_arg, _print_json, _progress, _store_config, command, console
 
 if TYPE_CHECKING:
     from memlane.documents import Documents
@@ -34,7 +34,7 @@ FilterOpt = typer.Option(None, "--filter", "-f",
 def _documents() -> Iterator[Documents]:
     from memlane.documents import Documents
 
-    with Documents(_state["config"]) as documents:
+    with Documents(_store_config()) as documents:
         yield documents
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from memlane.cli.base import JsonOpt, _print_json, _state, command, console, errors
+from memlane.cli.base import JsonOpt, _print_json, _store_config, command, console, errors
 from memlane.cli.render import escape
 from memlane.core.defaults import DEFAULT_TENANT
 
@@ -23,7 +23,7 @@ def _key_store() -> Any:
     from memlane.core.defaults import memlane_home
     from memlane.hosting.keys import open_key_store
 
-    return open_key_store(_state["config"], memlane_home())
+    return open_key_store(_store_config(), memlane_home())
 
 
 @command("create", on=keys_app)
@@ -58,7 +58,7 @@ def _tenant_store(tenant: str) -> str:
     from memlane.hosting.tenancy import Tenants
     from memlane.store import postgres_config
 
-    settings = config_mod.load(_state["config"])
+    settings = config_mod.load(_store_config())
     postgres = postgres_config(settings)
     if postgres is not None:
         from memlane.store.postgres import redact

@@ -11,7 +11,7 @@ from typing import Any, Optional
 import typer
 
 from memlane.cli.render import escape
-from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, command,
+from memlane.cli.base import (AgentOpt, JsonOpt, RunOpt, UserOpt, _memory, _print_json, _progress, _state, _store_config, command,
                               console)
 
 maintain_app = typer.Typer(rich_markup_mode=None, help="Maintenance of a scope's memories: invalidate the oldest, merge near-duplicates.",
@@ -91,7 +91,7 @@ def reembed(batch_size: int = typer.Option(256, min=1), as_json: bool = JsonOpt)
 
     with _progress() as bar:
         task = bar.add_task("re-embedding", total=None)
-        memory = Memory.reembed(_state["config"], batch_size=batch_size, tenant=_state.get("tenant"),
+        memory = Memory.reembed(_store_config(), batch_size=batch_size, tenant=_state.get("tenant"),
                                 progress=lambda done, total: bar.update(task, completed=done, total=total))
     with memory:
         report = {"memories": memory.info()["memories"], "embedder": memory.embeddings.name}

@@ -197,9 +197,10 @@ def import_(
     if as_json:
         _print_json(report.to_dict())
     else:
-        console.print(f"{report.lines} lines: {report.memories} memories {'added' if infer else 'stored'}, "
-                      f"{report.messages} messages logged, {report.skipped_lines} lines already imported, "
-                      f"{report.existing_ids} ids already present")
+        formed = (f"{report.memories} memories added, {report.updated} updated, {report.deleted} deleted, "
+                  f"{report.unchanged} unchanged" if infer else f"{report.memories} memories stored")
+        console.print(f"{report.lines} lines: {formed}, {report.messages} messages logged, "
+                      f"{report.skipped_lines} lines already imported, {report.existing_ids} ids already present")
 
 
 @command()

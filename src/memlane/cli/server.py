@@ -9,13 +9,14 @@ import os
 import socket
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from memlane.cli.render import escape
-from memlane.cli.base import _memory, _state, command, console, errors
+from memlane.cli.base import _json_arg, _memory, _state, command, console, errors
 from memlane.core.defaults import DEFAULT_TENANT, DEFAULT_USER_ID, memlane_home
 from memlane.core.errors import MemlaneError
 
@@ -28,8 +29,10 @@ def _needs_server_extra(exc: ImportError) -> None:
 
 @command()
 def serve(
-    host: str = typer.Option("127.0.0.1", help="address to bind (loopback by default)"),
-    port: int = typer.Option(18088, min=1, max=65535, help="port to listen on"),
+    host: str = typer.Option("127.0.0.1", envvar="MEMLANE_HOST", show_envvar=True,
+                             help="address to bind (loopback by default)"),
+    port: int = typer.Option(18088, min=1, max=65535, envvar="MEMLANE_PORT", show_envvar=True,
+                             help="port to listen on"),
     workers: int = typer.Option(1, min=1, help="worker processes (each loads the embedding model)"),
     no_auth: bool = typer.Option(False, "--no-auth",
                                  help="no API keys: every request is admin of tenant 'default' (loopback only)"),
@@ -38,12 +41,21 @@ def serve(
                                     help="user_id the /mcp tools use when a call names no scope"),
     threads: Optional[int] = typer.Option(None, min=1, help="threads per worker for memory calls (default 40)"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
-    postgres: bool = typer.Option(False, "--postgres", help="store in a bundled PostgreSQL under the home directory"),
+    postgres: Optional[bool] = typer.Option(
+        None, "--postgres/--sqlite", show_default=False,
+        help="--postgres: store in a bundled PostgreSQL under the home directory; --sqlite: in the home's SQLite "
+             "file. Default: the store this home's server used last (<home>/store.json), else --config, "
+             "$MEMLANE_DATABASE_URL or SQLite"),
     as_json: bool = typer.Option(False, "--json", help="print the start-up details as one JSON line"),
+    config_file: Optional[Path] = typer.Option(None, "--config", "-c", exists=True, dir_okay=False,
+                                               help="JSON config file (mem0-style); the same as memlane --config "
+                                                    "FILE serve"),
 ) -> None:
     """Run the REST server (mem0-compatible API, docs at /docs) with MCP at /mcp.
 
     The first start on a loopback address creates an admin key for tenant 'default' and prints it once."""
+    if config_file is not None:
+        _state["config"] = _json_arg(config_file.read_text(), "--config")
     from memlane.hosting.listen import bind
 
     try:
@@ -57,13 +69,15 @@ def serve(
         raise typer.Exit(2)
     # then the port: a busy one is reported before anything loads, starts or is announced (ListenError)
     with bind(host, port, memlane_home()) as sock:
-        # the bundled PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
-        with _bundled_postgres() if postgres else nullcontext():
-            _serve(sock, host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json)
+        # the home's store (hosting/home_store.py), recorded for the other commands on this home; a bundled
+        # PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
+        with _home_store(postgres, as_json) as config:
+            _serve(sock, host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json,
+                   config)
 
 
 def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int,
-           mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool) -> None:
+           mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool, config: Any) -> None:
     import uvicorn
 
     from memlane.hosting import local_server
@@ -74,7 +88,7 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}"
     loopback = is_loopback(host)
-    settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=_state["config"],
+    settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=config,
                               mcp_user_id=mcp_user_id, host=host, threads=threads, url=url,
                               local_token=local_server.new_token() if loopback and not no_auth else None)
     started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
@@ -152,16 +166,21 @@ def mcp_(
 
 
 @contextmanager
-def _bundled_postgres() -> Iterator[None]:
-    from memlane.core.defaults import memlane_home
-    from memlane.store import DATABASE_URL_ENV
-    from memlane.store.pgserver import bundled_postgres
+def _home_store(postgres: Optional[bool], as_json: bool) -> Iterator[Any]:
+    """The store this server uses, made ready and recorded in the home; yields the config to open it with."""
+    from memlane.hosting import home_store
 
-    with bundled_postgres(memlane_home()) as url:
-        os.environ[DATABASE_URL_ENV] = url  # worker processes inherit it
-        console.print(f"  postgres      bundled, data in {memlane_home() / 'postgres'}", highlight=False,
-                      soft_wrap=True)
-        yield
+    said = errors if as_json else console  # --json: stdout carries one JSON line
+
+    def say(note: str) -> None:
+        errors.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+
+    flag = None if postgres is None else "postgres" if postgres else "sqlite"
+    with home_store.opened(memlane_home(), _state["config"], flag=flag, serving=True, say=say) as resolved:
+        if resolved.bundled:
+            said.print(f"  postgres      bundled, data in {escape(resolved.store.location)}", highlight=False,
+                       soft_wrap=True)
+        yield resolved.config
 
 
 def _store_location(settings: Any) -> str:

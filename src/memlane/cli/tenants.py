@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from memlane.cli.base import JsonOpt, _print_json, _progress, _state, command, console
+from memlane.cli.base import JsonOpt, _print_json, _progress, _store_config, command, console
 from memlane.cli.render import escape
 from memlane.core.errors import ConfigError
 
@@ -19,7 +19,7 @@ def _placement() -> Any:
     from memlane.core.config import load
     from memlane.store import postgres_config, postgres_placement
 
-    settings = postgres_config(load(_state["config"]))
+    settings = postgres_config(load(_store_config()))
     if settings is None:
         raise ConfigError("tenants live in several databases only on PostgreSQL: configure the postgres store "
                           "(vector_store.provider 'postgres', or $MEMLANE_DATABASE_URL) with its other databases "

