@@ -5,7 +5,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-pytest_plugins = ["support.beside"]  # an unmarked test that reads beside the repository fails
+# support.beside: an unmarked test that reads beside the repository fails; support.mem0_client: the
+# mem0 client's fixture, one import per session for every module that drives it
+pytest_plugins = ["support.beside", "support.mem0_client"]
 
 
 # -- lanes: `make test` runs every test, `make test-fast` those marked neither model nor postgres ---------

@@ -41,6 +41,12 @@ PARSES = [
      Compare(meta(), "json_contained_by", {"tags": ["ml", "ai"]})),  # metadata <@ {key: value}
     ({"lookup": "contains", "key": "a.b", "value": 1}, Compare(meta(), "json_contains", {"a": {"b": 1}})),
     ({"lookup": "key_lookup", "key": "year", "value": 2024}, Compare(meta("year"), "key_text", 2024)),
+    # mem0's forms: NOT of one object, and an object of metadata keys (each key a metadata path)
+    ({"NOT": {"a": 1}}, Not(Compare(meta("a"), "eq", 1))),
+    ({"metadata": {"source": "email", "prefs.food": {"ne": "x"}}},
+     And((Compare(meta("source"), "eq", "email"), Compare(meta("prefs", "food"), "ne", "x")))),
+    ({"metadata": {"user_id": "*"}}, Compare(meta("user_id"), "exists")),
+    ({"metadata.metadata": 1}, Compare(meta("metadata"), "eq", 1)),
     # a metadata key that happens to be called "lookup" stays reachable through an operator
     ({"lookup": {"eq": "x"}}, Compare(meta("lookup"), "eq", "x")),
 ]
@@ -57,6 +63,10 @@ REJECTS = [
     ({"prefs": {"food": "pizza"}}, "filters.prefs", "dotted path ('prefs.food')"),
     ({"level": {}}, "filters.level", "empty operator object"),
     ({"AND": {"a": 1}}, "filters.AND", "non-empty list"),
+    ({"NOT": {}}, "filters.NOT", "non-empty list"),
+    ({"metadata": "email"}, "filters.metadata", "metadata takes an object of metadata keys"),
+    ({"metadata": {}}, "filters.metadata", "got an empty object"),
+    ({"metadata": {"level": {"gtee": 1}}}, "filters.metadata.level", "unknown operator 'gtee'"),
     ({"OR": []}, "filters.OR", "non-empty list"),
     ({"OR": [{"a": 1}, "b"]}, "filters.OR[1]", "expected an object"),
     ({"or": [{"a": 1}]}, "filters.or", "upper case: 'OR'"),

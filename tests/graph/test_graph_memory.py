@@ -137,6 +137,16 @@ def test_scopes_do_not_mix_and_delete_all_clears_them(graph):
     assert graph.get_all(user_id="alice", include_invalid=True)["relations"] == []
 
 
+@pytest.mark.parametrize("filters", [{"OR": [{"user_id": "alice"}, {"user_id": "bob"}]},
+                                     {"user_id": {"in": ["alice", "bob"]}}])
+def test_a_search_across_named_scopes_shows_no_other_scopes_relations(graph, filters):
+    for user, city in (("alice", "Paris"), ("bob", "Rome"), ("carol", "Lima")):
+        graph.add(f"I live in {city}", user_id=user)
+    found = graph.search("where does carol live, in Lima?", filters=filters, threshold=0.0)
+    assert {r["user_id"] for r in found["results"]} == {"alice", "bob"}
+    assert "Lima" not in {r["destination"] for r in found["relations"]}
+
+
 def test_infer_false_extracts_no_relations(graph):
     out = graph.add("I live in Paris", user_id="alice", infer=False)
     assert "relations" not in out and graph.get_all(user_id="alice")["relations"] == []

@@ -39,6 +39,8 @@ OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "ico
 LOOKUPS = ("key_lookup", "contains", "contained_by", "has_key", "has_keys", "has_any_keys")
 LOGIC = ("AND", "OR", "NOT")
 LOGIC_ALIASES = {"$and": "AND", "$or": "OR", "$not": "NOT"}
+#: the key whose value is an object of metadata keys (mem0's ``{"metadata": {"source": "email"}}``)
+METADATA = "metadata"
 
 SCOPE_COLUMNS = ("user_id", "agent_id", "run_id")
 TIME_COLUMNS = ("created_at", "updated_at", "valid_to")
@@ -204,6 +206,8 @@ class _Parser:
         return conjoin(*nodes) if nodes else MATCH_ALL
 
     def logic(self, op: str, value: Any, path: str) -> Node:
+        if op == "NOT" and isinstance(value, Mapping) and value:  # mem0's form: {"NOT": {...}}, one filter object
+            value = [value]
         if not isinstance(value, list) or not value:
             raise FilterError(
                 f"{op} takes a non-empty list of filter objects, got {_describe(value)}", path=path
@@ -218,7 +222,11 @@ class _Parser:
     # -- field clauses -------------------------------------------------------
 
     def field_clause(self, key: str, value: Any, path: str) -> Node:
-        field = self.field(key, path)
+        if key == METADATA and METADATA in self.targets:
+            return self.metadata_object(value, path)
+        return self.value_clause(self.field(key, path), key, value, path)
+
+    def value_clause(self, field: Field, key: str, value: Any, path: str) -> Node:
         if isinstance(value, str) and value == "*":
             return self._counted(Compare(field, "exists"), path)
         if isinstance(value, Mapping):
@@ -234,6 +242,21 @@ class _Parser:
                 )
             return conjoin(*(self.compare(field, op, arg, f"{path}.{op}") for op, arg in value.items()))
         return self.compare(field, "eq", value, path)
+
+    def metadata_object(self, value: Any, path: str) -> Node:
+        """mem0's ``{"metadata": {key: value or {op: argument}, ...}}``: a clause per key, combined with AND."""
+        if not isinstance(value, Mapping) or not value:
+            raise FilterError(
+                f"metadata takes an object of metadata keys, e.g. {{'metadata': {{'source': 'email'}}}}; got "
+                f"{_describe(value) if value != {} else 'an empty object'}. A metadata key called 'metadata' "
+                "is 'metadata.metadata'", path=path)
+        nodes = []
+        for key, clause in value.items():
+            if not isinstance(key, str) or not key:
+                raise FilterError(f"keys must be non-empty strings, got {key!r}", path=path)
+            field = self.field(key, f"{path}.{key}", target=METADATA)
+            nodes.append(self.value_clause(field, key, clause, f"{path}.{key}"))
+        return conjoin(*nodes)
 
     def field(self, key: str, path: str, *, target: str | None = None) -> Field:
         if target is None and key in self.columns:

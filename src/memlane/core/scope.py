@@ -2,7 +2,8 @@
 
 ``search``, ``get_all`` and ``delete_all`` need at least one of ``user_id``,
 ``agent_id``, ``run_id``: as arguments (mem0 v1 style) or as top-level
-conditions inside ``filters`` (mem0 v2 style). Several ids combine with AND. A
+conditions inside ``filters`` (mem0 v2 style), or an ``OR`` each of whose branches names one
+(``{"OR": [{"user_id": "alex"}, {"run_id": "run_456"}]}``). Several ids combine with AND. A
 scope key set to ``"*"`` in filters (``{"user_id": "*"}``) is an explicit
 request to search across every user (the admin-wide search).
 """
@@ -47,28 +48,41 @@ def require_ids(ids: Mapping[str, str]) -> None:
 def scoped_filter(ids: Mapping[str, str], filters: Mapping[str, Any] | None) -> flt.Node:
     """Combine scope ids and a filter dict into one AST, enforcing the scope rule."""
     node = flt.parse(filters)
-    scoped = set(ids)
     for clause in flt.conjuncts(node):
         if not (isinstance(clause, flt.Compare) and clause.field.column in SCOPE_KEYS):
             continue
         key = clause.field.column
-        if clause.op == "eq" and clause.value is not None:
-            if key in ids and ids[key] != clause.value:
-                raise ScopeError(
-                    f"{key}={ids[key]!r} conflicts with filters {key}={clause.value!r}; give it once",
-                    field=key,
-                )
-            scoped.add(key)
-        elif (clause.op == "in" and clause.value and None not in clause.value) or clause.op == "exists":
-            scoped.add(key)
-    if not scoped:
+        if clause.op == "eq" and clause.value is not None and key in ids and ids[key] != clause.value:
+            raise ScopeError(
+                f"{key}={ids[key]!r} conflicts with filters {key}={clause.value!r}; give it once",
+                field=key,
+            )
+    if not ids and not pins_scope(node):
         raise ScopeError(
             "At least one of 'user_id', 'agent_id', or 'run_id' must be specified, as an argument "
-            "or in filters (filters={'user_id': '*'} searches across all users).",
+            "or in filters (filters={'user_id': '*'} searches across all users; an OR each of whose "
+            "branches names one is scoped too).",
             field="user_id",
         )
     conditions = [flt.Compare(flt.Field(column=key), "eq", value) for key, value in ids.items()]
     return flt.conjoin(*conditions, node)
+
+
+def pins_scope(node: flt.Node, *, wildcards: bool = True) -> bool:
+    """Whether every record ``node`` matches has a scope it names: a scope id (``eq``, an ``in`` list
+    without null) or (``wildcards``) a scope wildcard among its conditions, or an OR each of whose
+    branches does (mem0's ``{"OR": [{"user_id": "alex"}, {"run_id": "run_456"}]}``). A NOT never does.
+    Pinned without wildcards, a filter reads the scopes it names and no others."""
+    if isinstance(node, flt.Compare):
+        if node.field.column not in SCOPE_KEYS:
+            return False
+        return ((node.op == "eq" and node.value is not None) or (wildcards and node.op == "exists")
+                or (node.op == "in" and bool(node.value) and None not in node.value))
+    if isinstance(node, flt.And):
+        return any(pins_scope(item, wildcards=wildcards) for item in node.items)
+    if isinstance(node, flt.Or):
+        return all(pins_scope(item, wildcards=wildcards) for item in node.items)
+    return False
 
 
 def validity(include_invalid: bool, as_of: Moment) -> flt.Node:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from memlane.core import filters as flt
+from memlane.core.scope import pins_scope
 from memlane.core import timeutil, validation
 from memlane.core.config import MemoryConfig
 from memlane.embeddings import Embeddings
@@ -56,7 +57,9 @@ def graph_scope(ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, st
     """The scope columns a read or delete names: the ids plus top-level scope equalities of the filters.
     A wildcard (``"*"``) leaves its key open. The graph has no metadata to filter on: other conditions
     make it None when ``strict`` (``delete_all`` and ``get_all`` with such filters leave relations
-    alone), and are skipped otherwise (a search's relations follow its scope)."""
+    alone), and are skipped otherwise (a search's relations follow its scope). Scopes named in a way
+    the scope columns cannot hold (an ``in`` list, an OR of scopes) make it None either way: no
+    relations rather than those of every scope."""
     scope = dict(ids)
     for clause in flt.conjuncts(flt.parse(filters)):
         if isinstance(clause, flt.Compare) and clause.field.column in SCOPE_KEYS and not clause.field.path:
@@ -65,7 +68,7 @@ def graph_scope(ids: Mapping[str, str], filters: Mapping[str, Any] | None, *, st
                 continue
             if clause.op == "exists":
                 continue
-        if clause is flt.MATCH_ALL or not strict:
+        if clause is flt.MATCH_ALL or not (strict or pins_scope(clause)):
             continue
         return None
     return scope
@@ -205,6 +208,8 @@ class GraphMemory:
                       filters: Mapping[str, Any] | None, include_invalid: bool, as_of: Any) -> list[dict[str, Any]]:
         # metadata filters narrow the memories; relations are found by the scope alone
         where = graph_scope(ids, filters, strict=False)
+        if where is None:
+            return []
         moment = validation.moment(as_of, "as_of") if as_of is not None else None
         return self.search(query, vector, where, include_invalid=include_invalid, as_of=moment)
 

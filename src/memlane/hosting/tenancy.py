@@ -23,6 +23,7 @@ from typing import Any
 
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
+from memlane.core import scope
 from memlane.embeddings import Embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.core.errors import FilterError, InvalidInputError
@@ -40,16 +41,32 @@ RESCAN_SECONDS = 10.0
 
 def widens_scope(filters: Mapping[str, Any] | None) -> bool:
     """True when the filters ask for every user / agent / run of the tenant (``{"user_id": "*"}``):
-    the unscoped listing that only admin keys may do.
+    the unscoped listing that only admin keys may do. A wildcard inside a filter that names its
+    scopes by id narrows, not widens (``{"AND": [{"user_id": "alex"}, {"run_id": "*"}]}``: alex's
+    memories of any run); an OR widens when one of its branches does.
 
-    Filters that do not parse are left to ``Memory``, which reports them precisely.
+    Filters that do not parse are left to ``Memory``, which reports them precisely; they widen the
+    scope when a scope key set to ``"*"`` appears anywhere in them (the mem0 platform form, which
+    ``core.platform_filters`` reads, is checked in memlane's form after it is read).
     """
     if not filters:
         return False
     try:
-        return _wildcard(flt.parse(filters))
+        node = flt.parse(filters)
     except (FilterError, InvalidInputError):
+        return _raw_wildcard(filters)
+    return _wildcard(node) and not scope.pins_scope(node, wildcards=False)
+
+
+def _raw_wildcard(value: Any, depth: int = 0) -> bool:
+    if depth > flt.MAX_DEPTH:  # deeper than any filter memlane reads: refused wherever it is read
         return False
+    if isinstance(value, Mapping):
+        return any((key in flt.SCOPE_COLUMNS and item == "*") or _raw_wildcard(item, depth + 1)
+                   for key, item in value.items())
+    if isinstance(value, list):
+        return any(_raw_wildcard(item, depth + 1) for item in value)
+    return False
 
 
 def _wildcard(node: flt.Node) -> bool:
