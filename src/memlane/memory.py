@@ -17,7 +17,7 @@ from typing import Any
 from memlane.core import arguments, scope, timeutil, validation
 from memlane.core import config as config_mod
 from memlane.core import filters as flt
-from memlane.core.changes import ChangeSet, Delete, Expiry
+from memlane.core.changes import ChangeSet, Delete, Expiry, Update
 from memlane.core.closing import Closing
 from memlane.core.errors import MemoryNotFoundError
 from memlane.core.moved import moved
@@ -34,12 +34,13 @@ from memlane.ingest.adds import Adds
 from memlane.ingest.formation import Formation
 from memlane.ingest.types import Engine
 from memlane.maintenance.maintainer import Maintainer, reembed_store
+from memlane.project import ProjectFeatures
 from memlane.retrieval import context as agent_context
 from memlane.retrieval.searcher import Searcher
 from memlane.store import Store, check_dims, create_store
 
 
-class Memory(FormsInBackground, Closing):
+class Memory(FormsInBackground, ProjectFeatures, Closing):
     """Long-term memory. ``Memory()`` works offline: SQLite under ``~/.memlane``
     (or ``$MEMLANE_HOME``) and a local model (a new store: multilingual-e5-small)."""
 
@@ -158,16 +159,34 @@ class Memory(FormsInBackground, Closing):
         return records
 
     def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None, *,
-               data: str | None = None) -> dict[str, Any]:
-        """Replace the text (re-embedding it) and/or the metadata; returns the updated memory, mem0's answer
+               data: str | None = None, timestamp: int | float | str | date | datetime | None = None
+               ) -> dict[str, Any]:
+        """Replace the text (re-embedding it) and/or the metadata, and/or say when the memory was said
+        (``timestamp``, mem0's: Unix seconds or ISO-8601, not in the future; it becomes the memory's
+        ``created_at``, as ``add(timestamp=)`` makes it); returns the updated memory, mem0's answer
         (``"message"``) beside its fields so callers of either work. ``data`` is mem0's name for ``text``
         (``update(memory_id, data="...")``); give one of them."""
-        memory_id, text = arguments.update_target(memory_id, text, data, metadata)
-        current = self._get_record(memory_id)
-        change = arguments.update(memory_id, text, metadata, timeutil.now_iso(), self.limits)
-        change.vector = ingest_records.revised_vector(current, change, self.embeddings, self.config.retrieval)
-        self.store.apply(ChangeSet(updates=[change]))
+        memory_id, text = arguments.update_target(memory_id, text, data, metadata, timestamp)
+        self._revise([arguments.update(memory_id, text, metadata, timeutil.now_iso(), self.limits, timestamp)])
         return {**self._get_record(memory_id).to_item(), "message": "Memory updated successfully!"}
+
+    def batch_update(self, memories: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """mem0's batch update: each item ``{"memory_id", "text"?, "metadata"?, "timestamp"?}`` is one
+        ``update`` (1 to 1,000 items, each memory once), all written in one transaction or none (an
+        unknown id raises ``MemoryNotFoundError`` and changes nothing). Returns ``{"message",
+        "results"}``, the updated memories in the order given."""
+        changes = arguments.batch_update(memories, timeutil.now_iso(), self.limits)
+        self._revise(changes)
+        return {"message": f"Successfully updated {len(changes)} memories",
+                "results": [self._get_record(change.id).to_item() for change in changes]}
+
+    def _revise(self, changes: Sequence[Update]) -> None:
+        """Embed what ``changes`` re-word (one batch) and write them in one transaction."""
+        currents = [self._get_record(change.id) for change in changes]
+        vectors = ingest_records.revised_vectors(list(zip(currents, changes)), self.embeddings, self.config.retrieval)
+        for change, vector in zip(changes, vectors):
+            change.vector = vector
+        self.store.apply(ChangeSet(updates=list(changes)))
 
     def set_expiration(self, memory_id: str, expiration_date: str | date | datetime | None) -> dict[str, Any]:
         """When the memory stops being valid: a future date or datetime (as ``add(expiration_date=)``), or
@@ -182,6 +201,14 @@ class Memory(FormsInBackground, Closing):
         memory_id = validation.identifier(memory_id, "memory_id", required=True)
         self.store.apply(ChangeSet(deletes=[Delete(memory_id)]))
         return {"message": "Memory deleted successfully!"}
+
+    def batch_delete(self, memories: Sequence[str | Mapping[str, Any]]) -> dict[str, Any]:
+        """mem0's batch delete: 1 to 1,000 memory ids (or ``{"memory_id": id}`` objects, as mem0's client
+        sends them), each once, deleted in one transaction or none (an unknown id raises
+        ``MemoryNotFoundError`` and deletes nothing). History is kept, as ``delete`` keeps it."""
+        ids = arguments.batch_delete(memories)
+        self.store.apply(ChangeSet(deletes=[Delete(memory_id) for memory_id in ids]))
+        return {"message": f"Successfully deleted {len(ids)} memories", "deleted": len(ids)}
 
     def delete_all(
         self,

@@ -51,7 +51,7 @@ CASES = [
     ("add bad agent", lambda m, mid: m.add("x", user_id="u", agent_id="a b", infer=False), InvalidInputError, "agent_id must not contain whitespace"),
     ("get id with space", lambda m, mid: m.get("a b"), InvalidInputError, "memory_id must not contain whitespace"),
     ("get None", lambda m, mid: m.get(None), InvalidInputError, "memory_id is required"),
-    ("update nothing", lambda m, mid: m.update(mid), InvalidInputError, "update needs text, metadata or both"),
+    ("update nothing", lambda m, mid: m.update(mid), InvalidInputError, "update needs text, metadata or timestamp"),
     ("update empty text", lambda m, mid: m.update(mid, text=""), InvalidInputError, "text must not be empty"),
     ("update 1 MB", lambda m, mid: m.update(mid, text=BIG), InvalidInputError, "text has 1,000,001 characters"),
     ("update metadata list", lambda m, mid: m.update(mid, metadata=[1]), InvalidInputError, "metadata must be a dict"),

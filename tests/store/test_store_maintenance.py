@@ -412,7 +412,7 @@ def _pretend_old_analyzer(store, backend):
         con.execute("DROP INDEX memories_event")
         con.execute("ALTER TABLE memories DROP COLUMN event_id")
         con.execute("DROP TABLE adds")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 6}")
+        con.execute(f"PRAGMA user_version = {_before_migration('GLOB')}")  # before analyzer 2
         con.execute("COMMIT")
         return
     from memlane.store import postgres_schema
@@ -421,6 +421,13 @@ def _pretend_old_analyzer(store, backend):
         con.execute("UPDATE memlane_memories SET terms = to_tsvector('simple', %s) WHERE text ~ '[^ -~]'", ("x",))
         con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x') WHERE text ~ '[^ -~]'")
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_2,))
+
+
+def _before_migration(marker: str) -> int:
+    """The SQLite schema version just before the first migration with a statement holding ``marker``."""
+    from memlane.store import sqlite_schema
+
+    return next(i for i, steps in enumerate(sqlite_schema.MIGRATIONS) if any(marker in s for s in steps))
 
 
 def _pretend_analyzer_2(store, backend):
@@ -443,7 +450,7 @@ def _pretend_analyzer_2(store, backend):
             con.execute("UPDATE memories SET nterms = ? WHERE rowid = ?", (len(old), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (" ".join(terms(text)), rowid))
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute(f"PRAGMA user_version = {_before_migration('ml_terms_3')}")
         con.execute("COMMIT")
         return
     from memlane.store import postgres, postgres_schema
@@ -516,7 +523,7 @@ def _pretend_no_speakers(store, backend):
             UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context)
             WHERE rowid = new.rowid;
         END""")
-        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 2}")  # before speakers (and analyzer 3)
+        con.execute(f"PRAGMA user_version = {_before_migration('new.context, new.actor_id')}")  # before speakers
         con.execute("COMMIT")
         return
     from memlane.store import postgres, postgres_schema
@@ -529,6 +536,8 @@ def _pretend_no_speakers(store, backend):
             [(*postgres._terms(text, user, agent, run, keywords.scope_token("tenant", tenant), context), seq)
              for seq, tenant, text, user, agent, run, context in rows])
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_SPEAKERS,))
+        for table in ("project_settings", "webhooks", "feedback", "exports"):  # made by a later migration
+            con.execute(f"DROP TABLE memlane_{table}")
 
 
 def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again(backend, e5_embedder):

@@ -14,11 +14,12 @@ import uuid
 from typing import Any
 
 from memlane.background.workers import Workers
+from memlane.background import webhooks
 from memlane.core import timeutil, validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import AddRecord, ChangeSet
 from memlane.core.errors import EventNotFoundError
-from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, Job, JobDone, order_key
+from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, WEBHOOK, Job, JobDone, order_key
 from memlane.core.models import Message, MessageRecord, NewMemory
 from memlane.core.scope import SCOPE_KEYS
 from memlane.ingest import records as ingest_records
@@ -50,7 +51,7 @@ class FormsInBackground:
     def events(self: Facade, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The newest ``limit`` events (of one ``status``), newest first."""
         status = validation.choice(status, STATES, "status")
-        return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits))]
+        return [job.to_event() for job in self.store.jobs(status, validation.limit(limit, self.limits), kind=ADD)]
 
     def start_background(self: Facade) -> None:
         """Start this ``Memory``'s workers (``config.background.workers`` threads); they also form the
@@ -66,7 +67,9 @@ class FormsInBackground:
             self._workers.wake()
 
     def run_job(self: Facade, job: Job, worker: str) -> None:
-        """Form a job ``worker`` holds (a worker thread calls it)."""
+        """Form a job ``worker`` holds (a worker thread calls it); a webhook delivery is posted."""
+        if job.kind == WEBHOOK:
+            return webhooks.deliver(self, job, worker)
         run(self, job, worker)
 
     def fail_job(self: Facade, job: Job, worker: str, error: str) -> None:

@@ -102,18 +102,20 @@ def add(messages: Any, user_id: Any, agent_id: Any, run_id: Any, metadata: Any, 
                    validation.said_time(timestamp, "timestamp"))
 
 
-def update_target(memory_id: Any, text: Any, data: Any, metadata: Any) -> tuple[str, Any]:
+def update_target(memory_id: Any, text: Any, data: Any, metadata: Any, timestamp: Any = None) -> tuple[str, Any]:
     """``Memory.update``'s memory and text (``data`` is mem0's name for it), before the memory is read."""
     text = mem0_alias(text, data, "text", "data")
     memory_id = validation.identifier(memory_id, "memory_id", required=True)
-    if text is None and metadata is None:
-        raise InvalidInputError("update needs text, metadata or both", field="text")
+    if text is None and metadata is None and timestamp is None:
+        raise InvalidInputError("update needs text, metadata or timestamp (one or more)", field="text")
     return memory_id, text
 
 
-def update(memory_id: str, text: Any, metadata: Any, updated_at: str, limits: validation.Limits) -> Update:
-    """The change ``Memory.update`` writes (without its vector): the text and/or the metadata, checked."""
-    change = Update(id=memory_id, updated_at=updated_at)
+def update(memory_id: str, text: Any, metadata: Any, updated_at: str, limits: validation.Limits,
+           timestamp: Any = None) -> Update:
+    """The change ``Memory.update`` writes (without its vector): the text, the metadata and/or when the
+    memory was said (``timestamp``, as ``add``'s: its ``created_at``), checked."""
+    change = Update(id=memory_id, updated_at=updated_at, created_at=validation.said_time(timestamp, "timestamp"))
     if text is not None:
         change.text = validation.text(text, "text", limits)
         change.hash = text_hash(change.text)
@@ -122,6 +124,74 @@ def update(memory_id: str, text: Any, metadata: Any, updated_at: str, limits: va
         if promoted:
             raise InvalidInputError(f"{', '.join(promoted)} cannot be changed by update", field="metadata")
     return change
+
+
+#: the most memories one ``batch_update`` or ``batch_delete`` takes (mem0's platform limit)
+MAX_BATCH = 1000
+#: what an item of ``batch_update`` may say: ``update``'s arguments (``data``: mem0's name for ``text``)
+BATCH_UPDATE_KEYS = ("memory_id", "text", "data", "metadata", "timestamp")
+
+
+def _batch(items: Any, what: str) -> list[Mapping[str, Any]]:
+    if isinstance(items, (str, bytes, Mapping)) or not hasattr(items, "__iter__"):
+        raise InvalidInputError(f"{what} takes a list of memories, got {type(items).__name__}", field="memories")
+    items = list(items)
+    if not 1 <= len(items) <= MAX_BATCH:
+        raise InvalidInputError(f"{what} takes 1 to {MAX_BATCH} memories, got {len(items)}", field="memories")
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(f"memories[{i}] must be an object with a memory_id, got {type(item).__name__}",
+                                    field=f"memories.{i}")
+    return items
+
+
+def _each(i: int, check: Any) -> Any:
+    """``check()``, its error naming the item (``memories.3.text``)."""
+    try:
+        return check()
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"memories[{i}]: {exc}", field=f"memories.{i}.{exc.field or 'memory_id'}") from None
+
+
+def _unique(ids: list[str]) -> list[str]:
+    seen: set[str] = set()
+    for i, memory_id in enumerate(ids):
+        if memory_id in seen:
+            raise InvalidInputError(f"memories[{i}]: memory {memory_id!r} is named twice", field=f"memories.{i}")
+        seen.add(memory_id)
+    return ids
+
+
+def batch_update(items: Any, updated_at: str, limits: validation.Limits) -> list[Update]:
+    """``Memory.batch_update``'s changes (without their vectors): 1 to ``MAX_BATCH`` objects, each
+    ``update``'s arguments (keys ``BATCH_UPDATE_KEYS``), every memory once, each checked as ``update``
+    checks it (an error names the item: ``memories.3.text``)."""
+    changes = []
+    for i, item in enumerate(_batch(items, "batch_update")):
+        unknown = sorted(set(item) - set(BATCH_UPDATE_KEYS))
+        if unknown:
+            raise InvalidInputError(f"memories[{i}]: unknown key(s) {', '.join(unknown)}; an item takes "
+                                    f"{', '.join(BATCH_UPDATE_KEYS)}", field=f"memories.{i}.{unknown[0]}")
+
+        def check(item: Mapping[str, Any] = item) -> Update:
+            memory_id, text = update_target(item.get("memory_id"), item.get("text"), item.get("data"),
+                                            item.get("metadata"), item.get("timestamp"))
+            return update(memory_id, text, item.get("metadata"), updated_at, limits, item.get("timestamp"))
+
+        changes.append(_each(i, check))
+    _unique([change.id for change in changes])
+    return changes
+
+
+def batch_delete(items: Any) -> list[str]:
+    """``Memory.batch_delete``'s memories: 1 to ``MAX_BATCH`` ids, or ``{"memory_id": id}`` objects as
+    mem0's client sends them, every memory once."""
+    items = list(items) if isinstance(items, (list, tuple)) else items
+    if isinstance(items, list):
+        items = [{"memory_id": item} if isinstance(item, str) else item for item in items]
+    return _unique([_each(i, lambda item=item: validation.identifier(item.get("memory_id"), "memory_id",
+                                                                      required=True))
+                    for i, item in enumerate(_batch(items, "batch_delete"))])
 
 
 def purge(ids: dict[str, str], filters: Any) -> None:

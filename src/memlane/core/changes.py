@@ -30,12 +30,16 @@ class Update(Attributed):
     hash: str | None = None
     vector: np.ndarray | None = None
     metadata: dict[str, Any] | None = None
+    #: the memory's new type (formation's UPDATE: the new text's), or None: unchanged
+    memory_type: str | None = None
     reason: str | None = None
     #: messages that led to this change, appended to the memory's provenance
     source_message_ids: list[str] = field(default_factory=list)
     token_vectors: np.ndarray | None = None
     #: the history event written (``MERGE`` when maintenance merges another memory into this one)
     event: str = "UPDATE"
+    #: when the memory was said, replacing its ``created_at`` (``update(timestamp=)``); None: unchanged
+    created_at: str | None = None
 
 
 @dataclass(slots=True)

@@ -43,6 +43,15 @@ class MemoryNotFoundError(MemlaneError, LookupError):
         self.memory_id = memory_id
 
 
+class EntityNotFoundError(MemlaneError, LookupError):
+    """No memory and no message names this user, agent or run."""
+
+    def __init__(self, kind: str, entity_id: str):
+        super().__init__(f"no {kind} {entity_id!r} has memories or messages here")
+        self.kind = kind
+        self.entity_id = entity_id
+
+
 class EventNotFoundError(MemlaneError, LookupError):
     """No event (an ``add(async_mode=True)``) has the given id; ended events are kept for
     ``background.keep_days``."""
@@ -50,6 +59,16 @@ class EventNotFoundError(MemlaneError, LookupError):
     def __init__(self, event_id: str):
         super().__init__(f"no event with id {event_id!r} (events are kept for background.keep_days after they end)")
         self.event_id = event_id
+
+
+class NotFoundError(MemlaneError, LookupError):
+    """No webhook or export (``kind``) has the given id; ``field`` names the argument that gave it."""
+
+    def __init__(self, kind: str, item_id: str, *, field: str):
+        super().__init__(f"no {kind} with id {item_id!r}")
+        self.kind = kind
+        self.item_id = item_id
+        self.field = field
 
 
 class MaintenanceBusyError(MemlaneError):

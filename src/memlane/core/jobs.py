@@ -21,8 +21,9 @@ from memlane.core.errors import MemlaneError
 PENDING, RUNNING, SUCCEEDED, FAILED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED"
 OPEN = (PENDING, RUNNING)
 STATES = (PENDING, RUNNING, SUCCEEDED, FAILED)
-#: the job kinds a worker knows (one today: a memory formation)
+#: the job kinds a worker knows: a memory formation, a webhook delivery (core/webhooks.py)
 ADD = "ADD"
+WEBHOOK = "WEBHOOK"
 
 
 class JobLostError(MemlaneError):

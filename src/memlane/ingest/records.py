@@ -54,12 +54,23 @@ def vectors(memories: Sequence[Any], embeddings: Embeddings, settings: Retrieval
     return embeddings.documents([embedding_text(m.text, m.metadata, m.context, settings, m.actor_id) for m in memories])
 
 
+def revised_vectors(revisions: Sequence[tuple[MemoryRecord, Update]], embeddings: Embeddings,
+                    settings: RetrievalConfig) -> list[np.ndarray | None]:
+    """Each updated memory's new vector, when what it is embedded as changed (the text, or an embedded
+    metadata value), else None (the vector stays); the changed ones embedded in one batch."""
+    afters: list[str | None] = []
+    for current, change in revisions:
+        before = embedding_text(current.text, current.metadata, current.context, settings, current.actor_id)
+        after = embedding_text(change.text if change.text is not None else current.text,
+                               change.metadata if change.metadata is not None else current.metadata,
+                               current.context, settings, current.actor_id)
+        afters.append(after if after != before else None)
+    changed = [text for text in afters if text is not None]
+    vectors = iter(embeddings.documents(changed) if changed else [])
+    return [next(vectors) if text is not None else None for text in afters]
+
+
 def revised_vector(current: MemoryRecord, change: Update, embeddings: Embeddings,
                    settings: RetrievalConfig) -> np.ndarray | None:
-    """An updated memory's new vector, when what it is embedded as changed (the text, or an embedded
-    metadata value); else None (the vector stays)."""
-    before = embedding_text(current.text, current.metadata, current.context, settings, current.actor_id)
-    after = embedding_text(change.text if change.text is not None else current.text,
-                           change.metadata if change.metadata is not None else current.metadata,
-                           current.context, settings, current.actor_id)
-    return embeddings.documents([after])[0] if after != before else None
+    """One updated memory's new vector (``revised_vectors`` of one), or None: the vector stays."""
+    return revised_vectors([(current, change)], embeddings, settings)[0]

@@ -41,8 +41,10 @@ from memlane.hosting import local_server
 from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
 from memlane.server import (context_routes, dashboard, documents_routes, errors, events_routes, openapi, platform,
-                            routes)
+                            project_routes, routes)
+from memlane.server import platform_batch, platform_entities, platform_profiles, platform_refusals
 from memlane.embeddings.batching import BatchingEmbedder
+from memlane.llms import check_llm
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
 from memlane.hosting.tenancy import DEFAULT_TENANT, Tenants
@@ -158,6 +160,7 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     """The application. ``embedder`` is shared by every tenant (tests pass an already loaded one)."""
     settings = settings or ServerSettings()
     if tenants is None:
+        check_llm(config_mod.load(settings.config))  # a wrong llm block stops the start (memlane serve says why)
         if embedder is None:
             config = config_mod.load(settings.config)
             embedder = embedder_choice.create(config, recorded_embedders(config, settings.home))
@@ -212,8 +215,11 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(platform.router)
+    for mem0_routes in (platform_batch, platform_entities, platform_profiles, platform_refusals):
+        app.include_router(mem0_routes.router)
     app.include_router(context_routes.router)
     app.include_router(events_routes.router)
+    app.include_router(project_routes.router)  # project settings, webhooks, feedback, exports
     documents_routes.install(app, tenants)  # collections, documents, /search/documents, /filter
     dashboard.install(app)  # the web UI at /ui and GET /scopes
     openapi.install(app)  # API keys as security schemes, links between operations

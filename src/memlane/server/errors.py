@@ -7,7 +7,8 @@
 | a method the path does not serve        | 405, ``Allow`` lists every method of the path |
 | ``InvalidInputError`` (``FilterError``) | 422, ``field`` (and ``path``) |
 | ``ScopeError`` (no user/agent/run id)   | 400 |
-| ``MemoryNotFoundError``, ``EventNotFoundError`` | 404 |
+| ``MemoryNotFoundError``, ``EventNotFoundError``, ``EntityNotFoundError`` | 404 |
+| ``NotFoundError`` (a webhook, an export, another project) | 404 |
 | ``MaintenanceBusyError`` (that scope's maintenance runs already) | 409 |
 | ``AddInProgress`` (same Idempotency-Key, first still running) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
@@ -29,15 +30,18 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from memlane.core import field_errors
 from memlane.core.errors import (
     AddInProgress,
     EmbeddingError,
+    EntityNotFoundError,
     EventNotFoundError,
     MaintenanceBusyError,
     FilterError,
     InvalidInputError,
     MemlaneError,
     MemoryNotFoundError,
+    NotFoundError,
     ScopeError,
 )
 from memlane.core.logcontext import one_line
@@ -80,20 +84,6 @@ RESPONSES: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody, "desc
 _LOCATIONS = ("body", "query", "path", "header")
 
 
-def _is_union_tag(part: str) -> bool:
-    """pydantic names the union member it tried ("str", "list[MessageIn]", "constrained-str");
-    no field of memlane's request models looks like that."""
-    return "[" in part or "-" in part or part in ("str", "int", "float", "bool", "dict", "list", "none")
-
-
-def field_name(loc: tuple[Any, ...] | list[Any]) -> str:
-    """``("body", "messages", 0, "role")`` -> ``"messages.0.role"``."""
-    parts = [str(p) for p in loc]
-    if len(parts) > 1 and parts[0] in _LOCATIONS:
-        parts = parts[1:]
-    return ".".join(p for p in parts if not _is_union_tag(p)) or "body"
-
-
 class ErrorJson(JSONResponse):
     """An error answer. ASCII-escaped, so an error that quotes a client's broken text (a lone
     surrogate) is still a valid body, never a second fault."""
@@ -108,21 +98,11 @@ def _error(status: int, detail: str, headers: dict[str, str] | None = None, **ex
 
 
 async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-    errors = []
-    for error in exc.errors():
-        loc = tuple(str(p) for p in error.get("loc", ()))
-        if error.get("type") == "json_invalid":
-            errors.append({"field": "body", "message": f"request body is not valid JSON ({error.get('msg')})",
-                           "type": "json_invalid", "union": False})
-            continue
-        errors.append({"field": field_name(loc), "message": error.get("msg", "invalid"), "type": error.get("type"),
-                       "union": any(_is_union_tag(p) for p in loc[1:])})
-    # of a union's failed members, report the one that got furthest (messages.0.role, not "not a string")
-    errors = [e for e in errors
-              if not (e["union"] and any(o["field"].startswith(e["field"] + ".") for o in errors))]
-    for e in errors:
-        del e["union"]
-    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
+    raw = exc.errors()
+    errors = [{"field": "body", "message": f"request body is not valid JSON ({error.get('msg')})", "type": "json_invalid"}
+              for error in raw if error.get("type") == "json_invalid"]
+    errors += field_errors.field_errors([e for e in raw if e.get("type") != "json_invalid"], locations=_LOCATIONS)
+    detail = field_errors.summary(errors) or "invalid request"
     return _error(422, detail, field=errors[0]["field"] if errors else None, errors=errors)
 
 
@@ -135,8 +115,16 @@ async def _not_found(request: Request, exc: MemoryNotFoundError) -> JSONResponse
     return _error(404, f"Memory not found: no memory with id {exc.memory_id!r}", field="memory_id")
 
 
+async def _entity_not_found(request: Request, exc: EntityNotFoundError) -> JSONResponse:
+    return _error(404, f"Entity not found: {exc}", field=f"{exc.kind}_id")
+
+
 async def _event_not_found(request: Request, exc: EventNotFoundError) -> JSONResponse:
     return _error(404, f"Event not found: {exc}", field="event_id")
+
+
+async def _item_not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+    return _error(404, f"Not found: {exc}", field=exc.field)
 
 
 async def _busy(request: Request, exc: MaintenanceBusyError) -> JSONResponse:
@@ -193,6 +181,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(InvalidInputError, _invalid_input)  # type: ignore[arg-type]
     app.add_exception_handler(MemoryNotFoundError, _not_found)  # type: ignore[arg-type]
     app.add_exception_handler(EventNotFoundError, _event_not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(NotFoundError, _item_not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(EntityNotFoundError, _entity_not_found)  # type: ignore[arg-type]
     app.add_exception_handler(MaintenanceBusyError, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(AddInProgress, _in_progress)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]

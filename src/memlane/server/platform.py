@@ -1,8 +1,9 @@
-"""The mem0 *platform* API, as the official client (``mem0.MemoryClient``) speaks it.
-
-``MemoryClient(api_key=KEY, host="http://127.0.0.1:18088")`` works against
-memlane for construction, add, search, get, get_all, update, delete,
-delete_all and history. The wire details, in short:
+"""The mem0 *platform* API's memory routes, as the official clients (Python and JavaScript
+``MemoryClient``) speak them: ping, add, search, get_all, get, update, delete, delete_all and history,
+in the paths of every client generation (v3, 1.x's v2, and v1's ``POST /v1/memories/search/`` and
+``GET /v1/memories/?user_id=``). Batches, entities, profiles and the refused project routes are in the
+``platform_*`` modules beside this one; every method, route and refusal is listed in docs/mem0.md.
+The wire details, in short:
 
 * exact paths with trailing slashes, no redirects; every 2xx has a JSON body;
 * entity ids (``user_id`` / ``agent_id`` / ``run_id``) arrive top-level or in
@@ -11,12 +12,11 @@ delete_all and history. The wire details, in short:
 * ``delete_all`` sends ``filters`` in the query string as a Python ``repr``;
 * ``add`` answers synchronously (``status: SUCCEEDED``), unless the body asks for ``async_mode``
   (1.x clients send it by default): then ``PENDING`` with an ``event_id`` that
-  ``GET /v1/event/{id}/`` resolves, as the platform does.
+  ``GET /v1/event/{id}/`` resolves, as the platform does;
+* ``update`` takes ``timestamp`` (when the memory was said: its ``created_at``) and ``expiration_date``.
 
 ``app_id`` has no counterpart in memlane (scopes are user, agent and run), so
 it is refused rather than ignored: ignoring it would widen the scope silently.
-The 1.x client's paths (``POST /v1/memories/``, ``/v2/memories/search/``,
-``/v2/memories/``) are served too.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from typing import Any, Optional
 
 from fastapi import APIRouter, Path, Query, Request
 
+from memlane.core import platform_filters
+from memlane.core import validation
 from memlane.core.errors import InvalidInputError, MemoryNotFoundError, ScopeError
 from memlane.server import schemas
 from memlane.server.access import (check_scope, json_param, principal, run_search, search_answer,
@@ -39,7 +41,7 @@ ENTITY_KEYS = ("user_id", "agent_id", "run_id")
 MemoryId = Path(..., max_length=schemas.MAX_ID_CHARS)
 
 
-def _refuse_app_id(app_id: Any, filters: Any) -> None:
+def refuse_app_id(app_id: Any, filters: Any) -> None:
     if app_id is not None or _mentions(filters, "app_id"):
         raise InvalidInputError("app_id is not supported: memlane scopes memories by user_id, agent_id and run_id",
                                 field="app_id")
@@ -66,7 +68,7 @@ def ping(request: Request) -> dict[str, Any]:
 @router.post("/v1/memories/", summary="mem0 client add (1.x clients)", deprecated=True)
 def add(body: schemas.PlatformAdd, request: Request,
         idempotency_key: Optional[str] = schemas.IdempotencyKey) -> dict[str, Any]:
-    _refuse_app_id(body.app_id, body.filters)
+    refuse_app_id(body.app_id, body.filters)
     ids = _ids(body)
     for key, value in (body.filters or {}).items():
         if key not in ENTITY_KEYS:
@@ -92,12 +94,14 @@ def add(body: schemas.PlatformAdd, request: Request,
 
 @router.post("/v3/memories/search/", summary="mem0 client search")
 @router.post("/v2/memories/search/", summary="mem0 client search (1.x clients)", deprecated=True)
+@router.post("/v1/memories/search/", summary="mem0 client search (v1 clients)", deprecated=True)
 async def search(body: schemas.PlatformSearch, request: Request) -> Json:
-    _refuse_app_id(body.app_id, body.filters)
-    check_scope(request, body.filters)
+    refuse_app_id(body.app_id, body.filters)
+    filters = platform_filters.read(body.filters)  # mem0's platform fields, in memlane's filter form
+    check_scope(request, filters)
     limit, warnings = search_limit(request, body, 10)  # mem0's top_k defaults to 10
     return search_answer(request, await run_search(
-        request, body.query.strip(), filters=body.filters, limit=limit, threshold=body.threshold,
+        request, body.query.strip(), filters=filters, limit=limit, threshold=body.threshold,
         include_invalid=body.show_expired, keyword_search=body.keyword_search, rerank=body.rerank,
         filter_memories=body.filter_memories, **_ids(body)), warnings)
 
@@ -110,15 +114,53 @@ def get_all(
     page: Optional[int] = Query(None, ge=1),
     page_size: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS),
 ) -> dict[str, Any]:
-    _refuse_app_id(body.app_id, body.filters)
-    check_scope(request, body.filters)
+    refuse_app_id(body.app_id, body.filters)
+    filters = platform_filters.read(body.filters)  # mem0's platform fields, in memlane's filter form
+    return _listing(request, filters, _ids(body), body.top_k, body.show_expired, page, page_size)
+
+
+@router.get("/v1/memories/", summary="mem0 client get_all (v1 clients: the scope in the query string)",
+            deprecated=True)
+def list_v1(
+    request: Request,
+    user_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+    filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                   description="a dict (JSON or Python repr)"),
+    top_k: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="at most this many"),
+    limit: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="alias of top_k"),
+    show_expired: bool = Query(False, description="also list expired and invalidated memories"),
+    page: Optional[int] = Query(None, ge=1),
+    page_size: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS),
+) -> dict[str, Any]:
+    parsed = json_param(filters, "filters")
+    refuse_app_id(app_id, parsed)
+    if top_k is not None and limit is not None and top_k != limit:
+        raise InvalidInputError("give top_k or limit (its alias), not two different values", field="limit")
+    ids = {key: value for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id))
+           if value is not None}
+    return _listing(request, parsed, ids, top_k or limit, show_expired, page, page_size)
+
+
+def _listing(request: Request, filters: Optional[dict[str, Any]], ids: dict[str, Any], top_k: Optional[int],
+             show_expired: bool, page: Optional[int], page_size: Optional[int]) -> dict[str, Any]:
+    """mem0's get_all answer: ``count``, ``next``, ``previous`` and ``results`` (one page of them with
+    ``page`` / ``page_size``), and ``relations`` when graph memory is on."""
+    check_scope(request, filters)
     memory = tenant_memory(request)
-    found = memory.get_all(filters=body.filters, limit=body.top_k or memory.limits.max_results,
-                           include_invalid=body.show_expired, **_ids(body))
-    everything = found["results"]
+    found = memory.get_all(filters=filters, limit=top_k or memory.limits.max_results,
+                           include_invalid=show_expired, **ids)
     graph = {"relations": found["relations"]} if "relations" in found else {}  # graph memory is on (as mem0)
+    return {**paged(request, found["results"], page, page_size), **graph}
+
+
+def paged(request: Request, everything: list[Any], page: Optional[int], page_size: Optional[int]) -> dict[str, Any]:
+    """mem0's paginated answer of ``everything``: all of it without ``page`` and ``page_size``, else one
+    page (default size 100) with links to the pages beside it."""
     if page is None and page_size is None:
-        return {"count": len(everything), "next": None, "previous": None, "results": everything, **graph}
+        return {"count": len(everything), "next": None, "previous": None, "results": everything}
     page, size = page or 1, page_size or 100
     start = (page - 1) * size
 
@@ -128,7 +170,7 @@ def get_all(
     return {"count": len(everything),
             "next": link(page + 1) if start + size < len(everything) else None,
             "previous": link(page - 1) if page > 1 else None,
-            "results": everything[start:start + size], **graph}
+            "results": everything[start:start + size]}
 
 
 @router.get("/v1/memories/{memory_id}/", summary="mem0 client get")
@@ -141,14 +183,29 @@ def get(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
 
 @router.put("/v1/memories/{memory_id}/", summary="mem0 client update")
 def update(body: schemas.PlatformUpdate, request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
-    for field in ("timestamp", "expiration_date"):
-        if getattr(body, field) is not None:
-            raise InvalidInputError(f"{field} is not supported by memlane; send text and/or metadata", field=field)
-    return tenant_memory(request).update(memory_id, text=body.text, metadata=body.metadata)
+    """``text``, ``metadata`` and ``timestamp`` (when the memory was said: its ``created_at``) are one
+    ``update``; ``expiration_date`` (sent, even as null: never) sets when the memory expires."""
+    memory = tenant_memory(request)
+    expires = "expiration_date" in body.model_fields_set
+    if expires:  # checked before anything is written
+        validation.expiration(body.expiration_date)
+    if body.text is None and body.metadata is None and body.timestamp is None:
+        if not expires:
+            raise InvalidInputError("update needs text, metadata, timestamp or expiration_date", field="text")
+        return {**memory.set_expiration(memory_id, body.expiration_date), "message": "Memory updated successfully!"}
+    answer = memory.update(memory_id, text=body.text, metadata=body.metadata, timestamp=body.timestamp)
+    if expires:
+        answer = {**memory.set_expiration(memory_id, body.expiration_date), "message": answer["message"]}
+    return answer
 
 
 @router.delete("/v1/memories/{memory_id}/", summary="mem0 client delete")
-def delete(request: Request, memory_id: str = MemoryId) -> dict[str, Any]:
+def delete(request: Request, memory_id: str = MemoryId,
+           delete_linked: bool = Query(False, description="refused: see docs/mem0.md")) -> dict[str, Any]:
+    if delete_linked:
+        raise InvalidInputError("delete_linked is not supported: memlane keeps the memories a memory superseded "
+                                "invalidated (never in search or get_all answers) with their history; delete "
+                                "them by id if they must go", field="delete_linked")
     return tenant_memory(request).delete(memory_id)
 
 
@@ -165,7 +222,7 @@ def delete_all(
                                     description="metadata to match (JSON or Python repr)"),
 ) -> dict[str, Any]:
     parsed = json_param(filters, "filters")
-    _refuse_app_id(app_id, parsed)
+    refuse_app_id(app_id, parsed)
     wanted = json_param(metadata, "metadata")
     if wanted:
         parsed = dict(parsed or {})

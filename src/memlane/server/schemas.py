@@ -180,5 +180,7 @@ class PlatformUpdate(Lenient):
     text: Optional[Text] = Field(None, validation_alias=AliasChoices("text", "data"),
                                  description="the new text; mem0's 'data' is accepted too")
     metadata: Optional[dict[str, Any]] = None
-    timestamp: Optional[Union[int, float, str]] = None
-    expiration_date: Optional[str] = None
+    timestamp: Optional[Union[StrictInt, StrictFloat, Annotated[str, Field(max_length=64)]]] = Field(
+        None, description="when the memory was said (its created_at): Unix seconds or ISO-8601, not in the future")
+    expiration_date: Optional[str] = Field(None, max_length=64, description="a future ISO-8601 date or datetime: "
+                                                                            "the memory expires then; null: never")

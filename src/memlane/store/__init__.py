@@ -222,8 +222,11 @@ def _sqlite_store(config: MemoryConfig, dims: int | None, tenant: str | None, *,
     _check_dims(sqlite.embedding_model_dims, dims)
     from memlane.store.sqlite import SQLiteStore
 
-    path = sqlite_path(sqlite, config.history_db_path, tenant_name(tenant or DEFAULT_TENANT), home)
-    return SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout)
+    tenant = tenant_name(tenant or DEFAULT_TENANT)
+    path = sqlite_path(sqlite, config.history_db_path, tenant, home)
+    store = SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout)
+    store.project_name = tenant  # the file is the tenant's: its rows carry no tenant
+    return store
 
 
 @STORES.register("postgres", aliases=("postgresql", "pgvector"))

@@ -17,6 +17,8 @@ from memlane.core.graph_models import Entity, GraphChanges, Relation
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.core.changes import AddRecord, ChangeSet, Delete, Invalidate, Update
 from memlane.core.query import Query
+from memlane.core.project import ExportRecord, FeedbackRecord
+from memlane.core.webhooks import Webhook
 from memlane.store.scope_counts import ScopeCount
 
 T = TypeVar("T")
@@ -158,6 +160,29 @@ class Store(Protocol):
 
     def delete_graph(self, scope: dict[str, str]) -> int:
         """Erase the scope's relations and the entities no remaining relation uses; returns relations erased."""
+
+    # the tenant's project (store/sql_project.py): settings, webhooks (``apply`` queues their deliveries with
+    # the history it writes), feedback, exports
+
+    def project_settings(self) -> dict[str, Any]: ...
+
+    def set_project_settings(self, values: dict[str, Any]) -> None: ...
+
+    def webhooks(self) -> list[Webhook]: ...
+
+    def webhook(self, webhook_id: str) -> Webhook | None: ...
+
+    def save_webhook(self, hook: Webhook) -> None: ...
+
+    def delete_webhook(self, webhook_id: str) -> bool: ...
+
+    def add_feedback(self, record: FeedbackRecord) -> None: ...
+
+    def feedback_of(self, memory_id: str) -> list[FeedbackRecord]: ...
+
+    def save_export(self, export: ExportRecord) -> None: ...
+
+    def export(self, export_id: str | None = None, filters: dict[str, Any] | None = None) -> ExportRecord | None: ...
 
     def reset(self) -> None: ...
 

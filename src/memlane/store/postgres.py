@@ -410,7 +410,9 @@ class PostgresStore(SqlMemoryStore):
     TABLES = {"memories": "memlane_memories", "history": "memlane_history", "messages": "memlane_messages",
               "applied_keys": "memlane_applied_keys", "memory_tokens": "memlane_memory_tokens", "meta": "memlane_meta",
               "reembed": "memlane_reembed", "graph_entities": "memlane_graph_entities",
-              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs", "adds": "memlane_adds"}
+              "graph_relations": "memlane_graph_relations", "jobs": "memlane_jobs", "adds": "memlane_adds",
+              "project_settings": "memlane_project_settings", "webhooks": "memlane_webhooks",
+              "feedback": "memlane_feedback", "exports": "memlane_exports"}
     TENANTED = True
     SEQ = "seq"
     LOCK = " FOR UPDATE"
@@ -607,7 +609,9 @@ class PostgresStore(SqlMemoryStore):
         """COPY the rows in (the fastest way in), then their history."""
         cur = con.cursor()
         copy_memories(cur, self.tenant, records)
-        copy_history(cur, self.tenant, added_history(records))
+        events = added_history(records)
+        copy_history(cur, self.tenant, events)
+        self._announce(con, events)
 
     # -- search -------------------------------------------------------------
 

@@ -441,6 +441,58 @@ MIGRATIONS: list[list[str]] = [
     [
         _REINDEX_3,
     ],
+    # the project of each tenant (mem0's platform; core/project.py, core/webhooks.py, store/sql_project.py): its
+    # settings, its webhooks (deliveries are jobs), the feedback given on memories, memory exports
+    [
+        f"""CREATE TABLE IF NOT EXISTS memlane_project_settings (
+            tenant text {_C} NOT NULL,
+            key text {_C} NOT NULL,
+            value jsonb NOT NULL,
+            updated_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, key)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS memlane_webhooks (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            name text NOT NULL,
+            url text NOT NULL,
+            event_types text[] NOT NULL,
+            secret text NOT NULL,
+            is_active boolean NOT NULL DEFAULT true,
+            created_at text {_C} NOT NULL,
+            updated_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS memlane_feedback (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            memory_id text {_C} NOT NULL,
+            feedback text CHECK (feedback IN ('POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE')),
+            reason text,
+            user_id text {_C},
+            agent_id text {_C},
+            run_id text {_C},
+            created_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS memlane_feedback_memory ON memlane_feedback (tenant, memory_id, seq)",
+        f"""CREATE TABLE IF NOT EXISTS memlane_exports (
+            tenant text {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            id text {_C} NOT NULL,
+            schema jsonb NOT NULL,
+            filters jsonb NOT NULL,
+            instructions text,
+            status text NOT NULL CHECK (status IN ('SUCCEEDED', 'FAILED')),
+            method text NOT NULL,
+            result jsonb,
+            error text,
+            created_at text {_C} NOT NULL,
+            PRIMARY KEY (tenant, id)
+        )""",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

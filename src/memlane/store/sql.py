@@ -30,6 +30,7 @@ from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sq
 from memlane.store.sql_adds import SqlAddJournal
 from memlane.store.sql_graph import GRAPH_TABLES, SqlGraph
 from memlane.store.sql_jobs import SqlJobs
+from memlane.store.sql_project import SqlProject
 
 RECORD_COLUMNS = (
     "m.id, m.text, m.hash, m.created_at, m.updated_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.role,"
@@ -41,7 +42,8 @@ RECORD_WIDTH = 18
 HISTORY_COLUMNS = "id, memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id, agent_id, run_id, reason"
 MESSAGE_COLUMNS = "id, role, content, created_at, name, user_id, agent_id, run_id"
 #: the tables of a memory store that ``reset`` empties (a dialect's ``TABLES`` names each, and ``meta``, ``reembed``)
-MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs", "adds")
+MEMORY_TABLES = ("memory_tokens", "memories", "history", "messages", "applied_keys", "jobs", "adds", "feedback",
+                 "exports")
 HISTORY_INSERT = (
     "INSERT INTO {history} ({tenant_col}memory_id, event, old_memory, new_memory, created_at, actor_id, role, user_id,"
     " agent_id, run_id, reason) VALUES ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
@@ -70,7 +72,7 @@ def token_matrix(count: int, blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").reshape(count, -1).astype(np.float32)
 
 
-class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
+class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
     #: tables ``reset`` empties besides the memory and graph tables (SQLite: its FTS5 index)
     EXTRA_TABLES: tuple[str, ...] = ()
     #: rows of token vectors joined to their memory's id: (FROM clause, id column)
@@ -135,11 +137,6 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
                             metadata=self._json_out(row[10]), memory_type=row[11], valid_to=row[12],
                             invalid_reason=row[13], superseded_by=row[14], source_message_ids=self._list_out(row[15]),
                             event_id=row[16], context=row[17])
-
-    def _history_row(self, memory_id: str, event: str, old: str | None, new: str | None, at: str,
-                     actor_id: str | None, role: str | None, scope: Sequence[str | None],
-                     reason: str | None) -> tuple:
-        return self._t(memory_id, event, old, new, at, actor_id, role, *scope, reason)
 
     def _meta(self, con: Con, keys: Sequence[str]) -> dict[str, str]:
         params = list(self._t())
@@ -238,14 +235,19 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
             values["hash"] = u.hash
         if u.metadata is not None:
             values["metadata"] = self._json_in(u.metadata)
+        if u.memory_type is not None:
+            values["memory_type"] = u.memory_type
         if u.vector is not None:
             values["vector"] = self._vector_in(u.vector)
+        if u.created_at is not None:
+            values["created_at"] = u.created_at
         assignments = ", ".join(f"{column} = {self.PLACEHOLDER}" for column in values)
         con.execute(self._sql("UPDATE {memories} SET {assignments} WHERE {tenant}id = %s", assignments=assignments),
                     (*values.values(), *self._t(u.id)))
-        con.execute(self._sql(HISTORY_INSERT),
-                    self._history_row(u.id, u.event, old_text, old_text if u.text is None else u.text, u.updated_at,
-                                      u.actor_id, u.role, scope, u.reason))
+        event = (u.id, u.event, old_text, old_text if u.text is None else u.text, u.updated_at, u.actor_id, u.role,
+                 *scope, u.reason)
+        con.execute(self._sql(HISTORY_INSERT), self._t(*event))
+        self._announce(con, [event])
         if u.vector is not None:  # the old token vectors described the old text
             self._drop_tokens(con, u.id)
             self._store_tokens(con, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
@@ -271,9 +273,10 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
             self._sql("UPDATE {memories} SET valid_to = coalesce(%s, {now}), invalid_reason = %s, superseded_by = %s,"
                       " updated_at = %s WHERE {tenant}id = %s"),
             [(inv.at, inv.reason, inv.superseded_by, inv.at or now, *self._t(inv.id)) for inv in invalidations])
-        con.cursor().executemany(self._sql(HISTORY_INSERT), [
-            self._history_row(inv.id, inv.event, found[inv.id][1], None, inv.at or now, inv.actor_id, inv.role,
-                              found[inv.id][2:5], inv.reason) for inv in invalidations])
+        events = [(inv.id, inv.event, found[inv.id][1], None, inv.at or now, inv.actor_id, inv.role, *found[inv.id][2:5],
+                   inv.reason) for inv in invalidations]
+        con.cursor().executemany(self._sql(HISTORY_INSERT), [self._t(*event) for event in events])
+        self._announce(con, events)
 
     def _expire(self, con: Con, e: Expiry) -> None:
         """Set or clear ``e.id``'s expiry (``Expiry``); ``MemoryNotFoundError`` if it is unknown or was
@@ -294,8 +297,9 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
     def _delete_rows(self, con: Con, rows: list[tuple], actor_id: str | None, role: str | None) -> None:
         """``rows``: (id, text, user_id, agent_id, run_id), locked."""
         now = timeutil.now_iso()
-        con.cursor().executemany(self._sql(HISTORY_INSERT), [
-            self._history_row(r[0], "DELETE", r[1], None, now, actor_id, role, r[2:5], None) for r in rows])
+        events = [(r[0], "DELETE", r[1], None, now, actor_id, role, *r[2:5], None) for r in rows]
+        con.cursor().executemany(self._sql(HISTORY_INSERT), [self._t(*event) for event in events])
+        self._announce(con, events)
         params = list(self._t())
         con.execute(self._sql("DELETE FROM {memories} WHERE {tenant}{ids}",
                               ids=self._in("id", [r[0] for r in rows], params)), params)
@@ -319,7 +323,7 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal):
         def purge(con: Con) -> int:
             count = con.execute(self._sql("DELETE FROM {memories} AS m WHERE {tenant:m}{where}", where=memories_sql),
                                 memories_params).rowcount
-            for table in ("history", "messages", "adds", *GRAPH_TABLES):
+            for table in ("history", "messages", "adds", "feedback", *GRAPH_TABLES):
                 con.execute(self._sql("DELETE FROM {" + table + "} WHERE {tenant}{where}", where=scope_sql),
                             scope_params)
             return count

@@ -69,10 +69,13 @@ class SqlJobs(SqlDialect):
             self._sql("SELECT " + JOB_COLUMNS + " FROM {jobs} WHERE {tenant}id = %s"), self._t(job_id)).fetchone())
         return self._job(row, self.tenant) if row else None
 
-    def jobs(self, status: str | None = None, limit: int = 100) -> list[Job]:
-        """The newest ``limit`` jobs (of one state), newest first."""
-        condition = "status = %s" if status else "TRUE"
-        params = self._t(*([status] if status else []), limit)
+    def jobs(self, status: str | None = None, limit: int = 100, *, kind: str | None = None,
+             order_key: str | None = None) -> list[Job]:
+        """The newest ``limit`` jobs (of one state, one kind, one order key), newest first."""
+        given = [(column, value) for column, value in (("status", status), ("kind", kind), ("order_key", order_key))
+                 if value]
+        condition = " AND ".join(f"{column} = %s" for column, _ in given) or "TRUE"
+        params = self._t(*(value for _, value in given), limit)
         rows = self._run(lambda con: con.execute(
             self._sql("SELECT " + JOB_COLUMNS + " FROM {jobs} WHERE {tenant}" + condition + " ORDER BY seq DESC"
                       " LIMIT %s"), params).fetchall())

@@ -117,7 +117,9 @@ class SQLiteStore(SqlMemoryStore):
     TABLES = {"memories": "memories", "history": "history", "messages": "messages", "applied_keys": "applied_keys",
               "adds": "adds",
               "memory_tokens": "memory_tokens", "meta": "meta", "reembed": "reembed_vectors",
-              "graph_entities": "graph_entities", "graph_relations": "graph_relations", "jobs": "jobs"}
+              "graph_entities": "graph_entities", "graph_relations": "graph_relations", "jobs": "jobs",
+              "project_settings": "project_settings", "webhooks": "webhooks", "feedback": "feedback",
+              "exports": "exports"}
     PLACEHOLDER = "?"
     NOW = NOW_SQL
     EPOCH = "((julianday('now') - 2440587.5) * 86400.0)"
@@ -323,7 +325,9 @@ class SQLiteStore(SqlMemoryStore):
             [(rowid, keywords.index_text(r.text, r.user_id, r.agent_id, r.run_id, terms=terms))
              for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
         )
-        con.executemany(self._sql(HISTORY_INSERT), added_history(records))
+        events = added_history(records)
+        con.executemany(self._sql(HISTORY_INSERT), events)
+        self._announce(con, events)
         self._store_tokens(con, [(r.id, r.token_vectors) for r in records if r.token_vectors is not None])
 
     def _store_tokens(self, con: sqlite3.Connection, items: list[tuple[str, np.ndarray]]) -> None:

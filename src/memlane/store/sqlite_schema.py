@@ -360,6 +360,48 @@ MIGRATIONS: list[list[str]] = [
         "UPDATE doc_pages SET nterms = ml_count_terms(text) WHERE rowid IN (SELECT id FROM ml_terms_3)",
         "DROP TABLE ml_terms_3",
     ],
+    # the project of the tenant (mem0's platform; core/project.py, core/webhooks.py, store/sql_project.py): its
+    # settings, its webhooks (deliveries are jobs), the feedback given on memories, memory exports.
+    # (each statement may run again: tests roll the version back past it)
+    [
+        "CREATE TABLE IF NOT EXISTS project_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+        " updated_at TEXT NOT NULL) WITHOUT ROWID",
+        """CREATE TABLE IF NOT EXISTS webhooks (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            url TEXT NOT NULL,
+            event_types TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            is_active INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE IF NOT EXISTS feedback (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            memory_id TEXT NOT NULL,
+            feedback TEXT CHECK (feedback IN ('POSITIVE', 'NEGATIVE', 'VERY_NEGATIVE')),
+            reason TEXT,
+            user_id TEXT,
+            agent_id TEXT,
+            run_id TEXT,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS feedback_memory ON feedback(memory_id, seq)",
+        """CREATE TABLE IF NOT EXISTS exports (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            schema TEXT NOT NULL,
+            filters TEXT NOT NULL,
+            instructions TEXT,
+            status TEXT NOT NULL CHECK (status IN ('SUCCEEDED', 'FAILED')),
+            method TEXT NOT NULL,
+            result TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL
+        )""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
