@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
@@ -83,25 +84,98 @@ def client(config: EndpointConfig, server: str, setting: str, *, sdk_retries: bo
 
 
 def request(sdk_client: Any, attempt: Callable[[float], Any], *, timeout: float, retries: int,
-            error: type[Exception], kind: str, deadline: str, passthrough: tuple[type[Exception], ...] = ()) -> Any:
+            error: type[Exception], kind: str, deadline: str, setting: str,
+            passthrough: tuple[type[Exception], ...] = ()) -> Any:
     """``attempt(time left)`` within ``timeout`` seconds, retried by ``retry_after`` (``call_within``);
-    a failure becomes ``error`` saying which endpoint and what happened: ``kind`` names the request
-    ("embedding", "chat"), ``deadline`` the setting and what it bounds ("llm.config.timeout, the
-    deadline for one call"). ``passthrough``: SDK errors the caller handles itself."""
+    a failure becomes ``error`` saying which endpoint and what happened (``failure``): ``kind`` names
+    the request ("embedding", "chat"), ``deadline`` the setting and what it bounds ("llm.config.timeout,
+    the deadline for one call"), ``setting`` the config block (``llm.config``). ``passthrough``: SDK
+    errors the caller handles itself. An answer that is not an OpenAI response (a body that is not
+    JSON, JSON of another shape) is an ``error`` too."""
     import openai
 
+    attempts = 0
+
+    def counted(time_left: float) -> Any:
+        nonlocal attempts
+        attempts += 1
+        return attempt(time_left)
+
+    url = str(sdk_client.base_url)
+    noun = "embeddings" if kind == "embedding" else kind
     try:
-        return call_within(attempt, seconds=timeout, retries=retries, retry_after=retry_after)
+        answer = call_within(counted, seconds=timeout, retries=retries, retry_after=retry_after)
     except passthrough:
         raise
     except (openai.APITimeoutError, DeadlineExceeded) as exc:
-        raise error(f"{kind} request to {sdk_client.base_url} timed out: no answer within {timeout:g} s "
+        raise error(f"{kind} request to {url} timed out: no answer within {timeout:g} s "
                     f"({deadline}, retries included)") from exc
+    except openai.APIStatusError as exc:
+        raise error(failure(exc, f"{kind} request to {url}", setting, attempts=attempts, retries=retries,
+                            timeout=timeout)) from exc
+    except openai.APIConnectionError as exc:
+        raise error(f"{kind} request to {url} failed: could not connect {_tries(attempts)} ({exc}); is the "
+                    f"server running, and is {setting}.base_url its address?") from exc
     except openai.OpenAIError as exc:
-        raise error(f"{kind} request to {sdk_client.base_url} failed: {exc}") from exc
-    except (ValueError, TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
-        noun = "embeddings" if kind == "embedding" else kind
-        raise error(f"{sdk_client.base_url} returned an unusable {noun} response: {exc}") from exc
+        raise error(f"{kind} request to {url} failed: {exc}") from exc
+    except ValueError as exc:  # the body said it was JSON and was not
+        raise error(f"{url} answered the {kind} request with a body that is not JSON ({exc})") from exc
+    except (TypeError, AttributeError) as exc:  # the SDK could not read a 200 answer
+        raise error(f"{url} returned an unusable {noun} response: {exc}") from exc
+    if not isinstance(answer, openai.BaseModel):  # the SDK hands over what it could not parse as it came
+        what = "a body that is not JSON" if isinstance(answer, (str, bytes)) else "JSON that is not an OpenAI response"
+        raise error(f"{url} answered the {kind} request with {what}: {_preview(answer)}")
+    return answer
+
+
+def failure(exc: Any, what: str, setting: str, *, attempts: int, retries: int, timeout: float) -> str:
+    """What an HTTP error answer (``openai.APIStatusError``) to ``what`` ("chat request to URL") means,
+    the setting to check, and the endpoint's own message."""
+    status = exc.status_code
+    try:
+        phrase = f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        phrase = str(status)
+    if status == 401:
+        text = f"{what} was refused ({phrase}): the endpoint did not accept the API key; check {setting}.api_key"
+    elif status == 403:
+        text = (f"{what} was refused ({phrase}): the API key may not use this model or endpoint; check the key's "
+                f"permissions and {setting}.model")
+    elif status == 404:
+        text = (f"{what} found nothing ({phrase}): check {setting}.model and {setting}.base_url (an OpenAI-"
+                "compatible base URL usually ends in /v1)")
+    elif status == 429 or status >= 500 or status in (408, 409):
+        text = f"{what} failed ({phrase}) {_tries(attempts)}"
+        asked = retry_after_status(status, exc.response.headers) or 0.0
+        if attempts <= retries:  # retries were left: the next one could not have ended within the deadline
+            wait = f"it asked to wait {asked:g} s (Retry-After)" if asked else "the next retry"
+            text += f"; {wait}, past the {timeout:g} s deadline ({setting}.timeout)"
+        elif retries:
+            text += f" ({setting}.max_retries is {retries})"
+        else:
+            text += f" ({setting}.max_retries is 0: no retry)"
+    else:
+        text = f"{what} was rejected ({phrase})"
+    said = _endpoint_said(exc)
+    return f"{text}; the endpoint said: {said}" if said else text
+
+
+def _tries(attempts: int) -> str:
+    return f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+
+
+def _endpoint_said(exc: Any) -> str:
+    """The error answer's own message (OpenAI's ``{"error": {"message"}}``, or the body's text)."""
+    body = exc.body
+    if isinstance(body, dict):
+        body = body.get("message") or body.get("error") or body
+    return _preview(body) if body not in (None, "", {}) else ""
+
+
+def _preview(value: Any, limit: int = 200) -> str:
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value if isinstance(value, str) else repr(value)
+    flat = " ".join(text.split())
+    return repr(flat[:limit] + ("…" if len(flat) > limit else ""))
 
 
 def retry_after(exc: Exception) -> float | None:

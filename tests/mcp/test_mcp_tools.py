@@ -169,6 +169,15 @@ def test_wildcard_scope_needs_admin(caller):
     assert {m["user_id"] for m in tools.list_memories(caller, filters={"user_id": "*"})["results"]} == {"alice", "bob"}
 
 
+def test_an_or_of_scopes_is_the_scope_not_the_default_user(caller):
+    restricted = Caller(caller.memory, admin=False, default_user_id="alice")
+    either = {"OR": [{"user_id": "bob"}, {"run_id": "no-such-run"}]}
+    assert [m["memory"] for m in tools.list_memories(restricted, filters=either)["results"]] == [
+        "Bob prefers tea over coffee"]
+    found = tools.search_memories(restricted, "tea", filters={"AND": [either, {"user_id": "*"}]})
+    assert [m["user_id"] for m in found["results"]] == ["bob"]  # a wildcard beside named scopes narrows
+
+
 def test_update_history_delete_and_their_failures(caller):
     memory_id = tools.list_memories(caller)["results"][0]["id"]
     assert tools.update_memory(caller, memory_id, text="My bike is red")["memory"] == "My bike is red"

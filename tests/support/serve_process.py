@@ -22,11 +22,16 @@ MEMLANE = [sys.executable, "-m", "memlane.cli"]
 
 
 class ServeProcess:
-    def __init__(self, home: Path, *, config: dict | None = None, startup_timeout: float = 300.0):
+    def __init__(self, home: Path, *, config: dict | None = None, startup_timeout: float = 300.0,
+                 serve_args: list[str] | None = None, env: dict[str, str] | None = None):
+        """``serve_args``: options after ``serve`` (``["--config", FILE]``); ``env``: variables added to the
+        process's environment."""
         self.home = Path(home)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {**os.environ, "MEMLANE_HOME": str(self.home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        self.env = {**os.environ, "MEMLANE_HOME": str(self.home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    **(env or {})}
+        self.serve_args = list(serve_args or [])
         self.options: list[str] = []
         if config is not None:
             path = self.home / "config.json"
@@ -45,7 +50,7 @@ class ServeProcess:
     def __enter__(self) -> "ServeProcess":
         self.home.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as log:
-            self.process = subprocess.Popen([*MEMLANE, *self.options, "serve", "--port", str(self.port),
+            self.process = subprocess.Popen([*MEMLANE, *self.options, "serve", *self.serve_args, "--port", str(self.port),
                                              "--log-level", "warning"], env=self.env, stdout=log,
                                             stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.startup_timeout

@@ -302,6 +302,22 @@ class BackgroundConfig(BaseModel):
     stop_seconds: float = Field(10.0, ge=0)
 
 
+class WebhooksConfig(BaseModel):
+    """Webhook deliveries (docs/webhooks.md): where they may go and how long one may take. Retries follow
+    ``background`` (``max_attempts``, ``retry_seconds`` x the attempt): deliveries are background jobs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the URL schemes a webhook may use
+    schemes: list[Literal["http", "https"]] = Field(default_factory=lambda: ["http", "https"], min_length=1)
+    #: deliver to loopback, private, link-local and other non-public addresses (a self-hosted receiver is often
+    #: one); False: a webhook's host must resolve to public addresses only, checked at creation and before each
+    #: delivery (against server-side request forgery)
+    private_networks: bool = True
+    #: how long one delivery may take (connect, send, answer)
+    timeout_seconds: float = Field(10.0, gt=0, le=300)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -309,7 +325,8 @@ class MemoryConfig(BaseModel):
     #: the embedding model; unset: a store keeps the model it was filled with, a new store gets
     #: multilingual-e5-small (``embeddings/choice.py``)
     embedder: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="multilingual-e5-small"))
-    #: The LLM of memory formation. Without one, the offline engine forms memories.
+    #: The LLM of memory formation. Without one, the offline engine forms memories. Unset, the
+    #: ``MEMLANE_LLM_*`` variables may name one (``llm_from_env``)
     llm: Optional[ProviderSpec] = None
     custom_fact_extraction_prompt: Optional[str] = None
     custom_update_memory_prompt: Optional[str] = None
@@ -328,6 +345,43 @@ class MemoryConfig(BaseModel):
     documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
     query_cache_size: int = Field(1024, ge=0)
     background: BackgroundConfig = Field(default_factory=BackgroundConfig)
+    webhooks: WebhooksConfig = Field(default_factory=WebhooksConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _llm_from_env(cls, data: Any) -> Any:
+        return llm_from_env(data, os.environ) if isinstance(data, dict) else data
+
+
+#: the LLM settings the environment may give: ``MEMLANE_LLM_PROVIDER`` (default ``openai``),
+#: ``MEMLANE_LLM_MODEL``, ``MEMLANE_LLM_BASE_URL``, ``MEMLANE_LLM_API_KEY`` (docs/llm.md)
+LLM_ENV = {"model": "MEMLANE_LLM_MODEL", "base_url": "MEMLANE_LLM_BASE_URL", "api_key": "MEMLANE_LLM_API_KEY"}
+LLM_PROVIDER_ENV = "MEMLANE_LLM_PROVIDER"
+
+
+def llm_from_env(data: dict[str, Any], env: Any) -> dict[str, Any]:
+    """The config ``data`` with the ``MEMLANE_LLM_*`` variables of ``env`` in the ``llm`` settings it
+    leaves out; the config wins. A config that names no ``llm`` gets one when ``MEMLANE_LLM_MODEL`` or
+    ``MEMLANE_LLM_BASE_URL`` is set (a key alone never switches it on); ``"llm": null`` means none.
+    Every face reads its config through ``MemoryConfig``, so this is the one place the variables are read."""
+    given = {name: env[var] for name, var in LLM_ENV.items() if env.get(var)}
+    llm = data.get("llm", ...)
+    if llm is None or not given:
+        return data
+    if llm is ...:
+        if not given.keys() & {"model", "base_url"}:
+            return data
+        llm = {"provider": env.get(LLM_PROVIDER_ENV) or "openai", "config": {}}
+    elif isinstance(llm, dict) and isinstance(llm.get("config", {}), dict):
+        llm = {**llm, "config": dict(llm.get("config") or {})}
+    else:
+        return data  # a ProviderSpec, or a shape validation will refuse: as given
+    settings = llm["config"]
+    for name, value in given.items():
+        if name == "base_url" and any(key.endswith("base_url") for key in settings):
+            continue  # mem0's ollama_base_url & co. name it already
+        settings.setdefault(name, value)
+    return {**data, "llm": llm}
 
 
 M = TypeVar("M", bound=BaseModel)

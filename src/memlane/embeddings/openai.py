@@ -47,7 +47,7 @@ class OpenAIEmbedder:
                 self.client, lambda time_left: self.client.embeddings.create(model=self.model, input=batch,
                                                                              timeout=time_left, **self._extra),
                 timeout=self.timeout, retries=self.max_retries, error=EmbeddingError, kind="embedding",
-                deadline="embedder.config.timeout, the deadline for one request")
+                deadline="embedder.config.timeout, the deadline for one request", setting="embedder.config")
             vectors.extend(self._in_order(getattr(response, "data", None), len(batch)))
         return vectors
 

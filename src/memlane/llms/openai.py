@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from memlane.llms.base import LLMError
-from memlane.openai_endpoint import EndpointConfig, client, request
+from memlane.openai_endpoint import EndpointConfig, client, failure, request
 
 
 class OpenAILLMConfig(EndpointConfig):
@@ -47,14 +47,16 @@ class OpenAILLM:
             response = self._create(messages, extra)
         except self._openai.BadRequestError as exc:
             if not extra or "response_format" not in str(exc):
-                raise LLMError(f"the model at {self.client.base_url} rejected the request: {exc}") from exc
+                raise LLMError(failure(exc, f"chat request to {self.client.base_url}", "llm.config", attempts=1,
+                                       retries=self.config.max_retries, timeout=self.config.timeout)) from exc
             self._json_mode = False  # this endpoint has no JSON mode; the prompt asks for JSON anyway
             response = self._create(messages, {})
-        try:
-            content = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.client.base_url} returned no chat message: {exc}") from exc
-        return content or ""
+        choices = getattr(response, "choices", None)
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:
+            raise LLMError(f"{self.client.base_url} answered the chat request without a message "
+                           "(its JSON has no choices[0].message)")
+        return getattr(message, "content", None) or ""
 
     def _create(self, messages: list[dict[str, str]], extra: dict[str, Any]) -> Any:
         def attempt(time_left: float) -> Any:
@@ -64,6 +66,7 @@ class OpenAILLM:
 
         response = request(self.client, attempt, timeout=self.config.timeout, retries=self.config.max_retries,
                            error=LLMError, kind="chat", deadline="llm.config.timeout, the deadline for one call",
+                           setting="llm.config",
                            passthrough=(self._openai.BadRequestError,))
         with self._lock:
             self.calls += 1

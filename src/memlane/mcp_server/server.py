@@ -8,7 +8,9 @@ one's parameters after ``caller`` and its docstring are the tool's schema and
 description; ``TOOLS`` lists them with what they promise (MCP annotations).
 
 A tool that fails returns an MCP tool error (``isError``) with a readable
-message; the server keeps running.
+message; the server keeps running. Arguments that do not fit a tool's schema get one line naming
+each argument at fault, as REST's 422 does (``invalid messages: Input should be a valid string or a
+valid list``), not pydantic's multi-line text.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from typing import Any, Optional
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
+from pydantic import ValidationError
 
 from memlane import __version__
+from memlane.core import field_errors
 from memlane.mcp_server import tools
 from memlane.memory import Memory
 
@@ -61,8 +65,27 @@ TOOLS: tuple[tuple[Callable[..., dict[str, Any]], ToolAnnotations], ...] = (
 )
 
 
+class MemlaneMCP(MCPServer):
+    """The SDK's server, with the tools' argument errors in one line (``argument_error``)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's check of the arguments against the schema
+                raise ToolError(argument_error(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+def argument_error(tool: str, error: ValidationError) -> str:
+    """``Error executing tool add_memory: invalid messages: Input should be a valid string or a valid list``
+    (the SDK's prefix, the tools' own wording of an invalid argument)."""
+    entries = field_errors.field_errors(error.errors(), whole="arguments")
+    return f"Error executing tool {tool}: " + "; ".join(f"invalid {e['field']}: {e['message']}" for e in entries)
+
+
 def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = MemlaneMCP(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for tool, annotations in TOOLS:
         server.add_tool(serving(tool, resolve), annotations=annotations)
     return server

@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import Field
 
 from memlane.core import filters as flt
+from memlane.core.scope import pins_scope
 from memlane.core import validation
 from memlane.core.errors import (AddInProgress, EventNotFoundError, FilterError, InvalidInputError,
                                  MaintenanceBusyError, MemlaneError, MemoryNotFoundError, ScopeError)
@@ -103,14 +104,16 @@ def coerce_limit(value: Any, default: int, maximum: int, warnings: list[str], na
 
 
 def has_scope(filters: Mapping[str, Any] | None) -> bool:
-    """Whether the filters name a user / agent / run themselves (mem0 v2 style)."""
+    """Whether the filters name a user / agent / run themselves (mem0 v2 style; an OR each of whose
+    branches names one does too)."""
     if not filters:
         return False
     try:
         node = flt.parse(filters)
     except (FilterError, InvalidInputError):
         return any(key in flt.SCOPE_COLUMNS for key in filters)
-    return any(isinstance(c, flt.Compare) and c.field.column in flt.SCOPE_COLUMNS for c in flt.conjuncts(node))
+    return (any(isinstance(c, flt.Compare) and c.field.column in flt.SCOPE_COLUMNS for c in flt.conjuncts(node))
+            or pins_scope(node))
 
 
 def scope_of(caller: Caller, user_id: Any, agent_id: Any, run_id: Any,
