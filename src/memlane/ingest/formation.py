@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlane.core import filters as flt
-from memlane.core import timeutil, validation
+from memlane.core import project, timeutil, validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import ChangeSet
 from memlane.core.config import MemoryConfig
@@ -132,6 +132,10 @@ class Formation(Pipeline):
             if getattr(self.engine, "reads_earlier_turns", False) and received:
                 earlier = {"earlier": self.earlier_turns(call, message_ids, said_at,
                                                          self.config.formation.earlier_turns)}
+            if getattr(self.engine, "follows_instructions", False):  # the project's (core/project.py)
+                told = project.instructions(self.store.project_settings(), agent_facts=agent_facts)
+                if told:
+                    earlier["instructions"] = told
             facts = self.engine.extract(received, agent_facts=agent_facts, **earlier)
             outcome["facts"] = [f.text for f in facts if f.kind == "statement"]
             if not facts:

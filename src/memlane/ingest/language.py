@@ -211,6 +211,15 @@ def pack_terms(text: str, code: str) -> frozenset[str]:
     return frozenset(found)
 
 
+#: "User is Alice", "User is called Mara Lopez": a statement that says only who the user is
+_IS_NAMED = re.compile(r"^(?:User|Agent) is (?:called |named )?[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}\.?$")
+
+
+def is_name_statement(text: str) -> bool:
+    """Whether ``text`` only names the user ("User is Alice"), as formation writes "I'm Alice"."""
+    return _IS_NAMED.match(text.strip()) is not None
+
+
 def announces_change(text: str) -> bool:
     """A statement in a language with a pack that says something changed: a verb of moving or starting, or
     a marker of a new state ("ahora", "jetzt", 今は, 이제)."""

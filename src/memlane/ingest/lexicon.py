@@ -30,6 +30,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "NAME": ("name is", "my name", "user's name", "call me", "go by", "goes by", "is called", "are called", "was called",
              "is named", "was named", "名字", "叫我", "我叫", "用户叫", "使用者叫"),
     "AGE": ("years old", "year old", "age", "birthday", "born", "岁", "年龄", "生日", "出生"),
+    "ANNIVERSARY": ("anniversary", "anniversaries", "纪念日"),
     "ALLERGY": ("allergic", "allergy", "allergies", "intolerant", "intolerance", "过敏"),
     "DIET_VEGETARIAN": ("vegetarian", "veggie", "meat-free", "plant-based", "吃素", "素食", "茹素"),
     "DIET_VEGAN": ("vegan", "纯素"),
@@ -55,6 +56,16 @@ PARTIES: dict[str, tuple[str, ...]] = {
     "friend": ("friend", "friends", "colleague", "coworker", "boss", "manager", "朋友", "同事", "老板", "领导"),
     "pet": ("dog", "cat", "puppy", "kitten", "pet", "狗", "猫", "宠物"),
 }
+
+#: Identity facts — who someone is — in the order a portrait of them gives them: name, age, home, work, family,
+#: pets, diet and allergies. A statement naming one is a ``profile`` memory, and a question about the user
+#: answers with these first (``retrieval/about_answer.py``).
+PROFILE: tuple[str, ...] = ("NAME", "AGE", "RESIDENCE", "JOB", "SPOUSE", "PET", "DIET_VEGETARIAN", "DIET_VEGAN",
+                            "ALLERGY")
+
+#: Dates that come back every year (a birthday, a date of birth, an anniversary): a statement giving one is a
+#: fact about someone, not an event, unless it says when it happened this once ("celebrated it yesterday").
+RECURRING_DATES = frozenset({"AGE", "ANNIVERSARY"})
 
 #: Concepts that hold one value at a time: a new value replaces the old.
 EXCLUSIVE = frozenset({"RESIDENCE", "JOB", "NAME", "AGE", "RISK", "SPOUSE"})

@@ -89,6 +89,9 @@ def normalize_updates(value: Any) -> list[dict[str, str]]:
 
 
 class LLMEngine:
+    #: ``extract`` takes the project's custom instructions (``instructions=``; ingest/formation.py)
+    follows_instructions = True
+
     def __init__(self, llm: LLM, *, extraction_prompt: str | None = None, update_prompt: str | None = None):
         self.llm = llm
         self.name = f"llm:{llm.name}"
@@ -106,9 +109,12 @@ class LLMEngine:
         """One call; if the answer cannot be used, one repair call; then FormationFailed."""
         return ask_json(self.llm, messages, normalize, repair=prompts.REPAIR, failure=FormationFailed)
 
-    def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
+    def extract(self, messages: list[Message], *, agent_facts: bool, instructions: str | None = None) -> list[Fact]:
+        """``instructions``: the project's custom instructions (``follows_instructions``), added to the prompt."""
         speaker = "assistant (the agent)" if agent_facts else "user"
         system = self.extraction_prompt or prompts.fill(prompts.FACT_EXTRACTION, speaker=speaker)
+        if instructions:
+            system += prompts.PROJECT_INSTRUCTIONS + instructions
         transcript = "\n".join(f"{m.role}{f' ({m.name})' if m.name else ''}: {m.content}"
                                for m in messages if m.role != "system")
         found = self._ask([{"role": "system", "content": system},
@@ -148,8 +154,12 @@ class LLMEngine:
             if memory is None:
                 continue  # an id the model made up
             reason = {"UPDATE": "changed", "DELETE": "contradicted", "NONE": "already known"}[entry["event"]]
-            decisions.append(Decision(entry["event"], text=entry["text"] or memory.text, target=memory.id,
-                                      reason=reason))
+            text = entry["text"] or memory.text
+            index = by_text.get(text)
+            kind = None  # an UPDATE gives the memory its new text's type
+            if entry["event"] == "UPDATE":
+                kind = facts[index].memory_type if index is not None else offline_extract.classify(text)
+            decisions.append(Decision(entry["event"], text=text, target=memory.id, reason=reason, memory_type=kind))
         return decisions
 
     def skip_reason(self, message: Message, *, agent_facts: bool) -> str:

@@ -451,19 +451,29 @@ def read(message: Message, *, speaker_is_agent: bool, earlier: tuple[str, ...] =
     return reading
 
 
+#: words that place a happening at one time: relative days and weeks (English, Chinese, Japanese)
+_WHEN = re.compile(r"\b(?:yesterday|today|tomorrow|tonight|last|next|ago|recently|just|this (?:week|weekend|month|year)|"
+                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                   r"|昨天|今天|明天|上周|下周|下个月|上个月|明年|去年|今年|最近|刚|周末|星期|礼拜"
+                   r"|昨日|今日|明日|先週|来週|先周|来周|先月|来月|来年")
+#: calendar dates: months, years, days of a month
+_DATE = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                   r"\d{4})\b|[月日号]")
+
+
 def classify(text: str) -> str:
-    """fact | preference | event | profile, from the words a statement uses."""
+    """fact | preference | event | profile, from the words a statement uses (docs/formation.md, "Memory types").
+    A statement dated by the calendar or the week is an ``event`` ("went to Paris last May"), unless the date is
+    one that comes back every year — a birthday, a date of birth, an anniversary (``lexicon.RECURRING_DATES``)
+    — and the statement does not say when it happened this once ("celebrated my birthday yesterday")."""
     found = language.terms(text)
     simplified = language.to_simplified(text).lower()
     if found & {"PREF", "DISLIKE"}:
         return "preference"
-    if re.search(r"\b(yesterday|today|tomorrow|tonight|last|next|ago|recently|just|this (week|weekend|month|year)|"
-                 r"january|february|march|april|may|june|july|august|september|october|november|december|"
-                 r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{4})\b", simplified) \
-            or any(w in simplified for w in ("昨天", "今天", "明天", "上周", "下周", "下个月", "上个月", "明年", "去年",
-                                             "最近", "刚", "月", "日", "号", "周末", "星期", "礼拜")):
+    when = _WHEN.search(simplified) is not None
+    if when or (_DATE.search(simplified) and not found & lexicon.RECURRING_DATES):
         return "event"
-    if found & {"RESIDENCE", "JOB", "NAME", "AGE", "ALLERGY", "DIET_VEGETARIAN", "DIET_VEGAN", "SPOUSE", "PET"}:
+    if found & set(lexicon.PROFILE) or language.is_name_statement(text):
         return "profile"
     return "fact"
 

@@ -185,6 +185,7 @@ def plan(
                 continue
             out.changes.updates.append(Update(id=old.id, updated_at=context.now, text=d.text, hash=context.hash(d.text),
                                               vector=vector(d), actor_id=actor(d), role=context.role,
+                                              memory_type=context.memory_type or d.memory_type,
                                               reason=d.reason or None, source_message_ids=sources(d)))
             out.results.append({"id": old.id, "memory": d.text, "event": "UPDATE", "previous_memory": old.text})
             changed(d)

@@ -15,6 +15,12 @@ def fill(template: str, **values: str) -> str:
     return template
 
 
+#: what precedes a project's custom instructions in the extraction prompt (core/project.py)
+PROJECT_INSTRUCTIONS = """
+
+The project's own instructions about what to remember and how (they take precedence over the rules above):
+"""
+
 FACT_EXTRACTION = """You extract durable facts for a long-term memory from a conversation.
 
 Return facts stated by the {speaker} about themselves or the people and things in their life:

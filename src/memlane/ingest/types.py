@@ -63,7 +63,8 @@ class Engine(Protocol):
     def extract(self, messages: list[Message], *, agent_facts: bool) -> list[Fact]:
         """Facts stated in the messages (user facts; assistant facts too when ``agent_facts``). An engine whose
         ``reads_earlier_turns`` is true also takes ``earlier=``: the scope's turns said just before them
-        (whom a pronoun points to)."""
+        (whom a pronoun points to); one whose ``follows_instructions`` is true takes ``instructions=``: the
+        project's custom instructions (core/project.py), when it has some."""
 
     def reconcile(self, facts: list[Fact], candidates: Candidates) -> list[Decision]:
         """One decision per fact (and per memory a fact contradicts)."""

@@ -46,5 +46,9 @@ class SearchableStore:
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         return _kept(lambda k: self._store.keyword_search(query, vector, where, k, reads), limit)
 
+    def listed(self, where: flt.Node, limit: int) -> list[MemoryRecord]:
+        """``Store.list`` (most recent first) without the memories kept out of search."""
+        return [hit[0] for hit in _kept(lambda k: [(record,) for record in self._store.list(where, k)], limit)]
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -35,7 +35,7 @@ from memlane.core.logcontext import one_line, request_id
 from memlane.core.models import MemoryRecord, Message, text_hash
 from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
-from memlane.retrieval import actors, context_terms, fusion, judge, timeline
+from memlane.retrieval import about_answer, about_user, actors, context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker
 from memlane.retrieval.searchable import SearchableStore
@@ -144,7 +144,14 @@ class Searcher:
         ``{"memories": [], "results": [], "status": "error", "message", "metadata": {"fallback_failed": true, ...}}``
         instead of an exception. With none requested (the default stages, asked for by nobody): the answer
         has the standard search's shape, a failing optional stage is skipped (logged), and a failing
-        query embedding or vector search raises, as in a standard search."""
+        query embedding or vector search raises, as in a standard search.
+
+        A question asking for everything known about the user or one of their people ("What do you know
+        about me?", ``about_user``) is answered from the scope's memories instead, profile first
+        (``about_answer``), with ``metadata.query_kind`` ``"about_user"``."""
+        asked = about_user.read(text)
+        if asked is not None and (answer := self._about(asked, where, limit, threshold, as_of)) is not None:
+            return answer
         if not any(flags.values()):
             return {"results": self._standard(Query(text, self.embeddings.query(text)), where, limit, threshold,
                                               as_of)}
@@ -161,6 +168,22 @@ class Searcher:
         except Exception as exc:  # seed 001: the advanced search degrades to a standard one, never fails
             return self._fall_back(trace, requested, one_line(exc), text, where, limit, threshold, as_of)
         return {"results": results, "metadata": trace.to_dict(requested)}
+
+    def _about(self, asked: about_user.AboutQuestion, where: flt.Node, limit: int, threshold: float | None,
+               as_of: Moment) -> dict[str, Any] | None:
+        """The answer to a question about the user (``about_answer``), or None when the scope holds nothing
+        about whom it asks (a normal search answers)."""
+        with self._slot({}):
+            found = about_answer.answer(self.store.listed(where, about_answer.READ), asked)
+        if not found:
+            return None
+        if threshold is not None:
+            found = [(record, score) for record, score in found if score >= threshold]
+        found = found[:limit]
+        records = self.as_of([record for record, _ in found], as_of)
+        return {"results": [record.to_item(score) for record, (_, score) in zip(records, found)],
+                "metadata": {"query_kind": "about_user", "about": asked.party, "language": asked.language,
+                             "score": about_answer.SCORE_RULE}}
 
     def _fall_back(self, trace: Trace, requested: list[str], original: str, text: str, where: flt.Node,
                    limit: int, threshold: float | None, as_of: Moment) -> dict[str, Any]:

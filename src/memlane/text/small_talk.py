@@ -64,12 +64,15 @@ PLEASANTRIES_EN = (
     rf"(?:(?:so|really|very|pretty|super|totally|absolutely|quite|kinda|just|too)\s+)*{_REACTION}",
     r"sounds? (?:good|great|perfect|like a plan|fun|nice|lovely|about right|fair|interesting|right|awesome|cool)|"
     r"good to know|makes sense|fair enough|no (?:problem|worries|prob|probs)|not a problem|my pleasure|"
-    r"(?:you're|you are|youre) (?:welcome|the best|a star|amazing|awesome|a lifesaver)|will do|got it|noted|"
+    r"will do|got it|noted|"
     r"all good|all set|of course|for sure|sure thing|absolutely|definitely|exactly|indeed|okie dokie|"
     r"i see|i know right|right on|nice one|good one|well done|congrats|congratulations|bless you|"
     r"oh (?:well|no|dear|my|man|boy)|oh my (?:god|gosh)|omg|oh wow|wow|whoa|woah|yay|woohoo|hooray|damn|dang|"
     r"aw+|phew|ugh|oops|whoops|huh|hm+|um+|uh+",
     r"(?:ha)+h?|(?:he)+h?|(?:hi)+hi|lo+l|lmao|lmfao|rofl|xd|:\)|:-\)|:d|;\)|:p|<3|\^\^",
+    # a remark about the listener: "you're so funny", "you are a genius", "you're right"
+    rf"(?:you're|you are|youre|ur|u r)(?: (?:so|really|very|too|such|just|truly|absolutely|pretty|quite|the|a|an))* "
+    rf"(?:welcome|the best|a star|a lifesaver|a genius|a legend|a gem|smart|clever|witty|silly|{_REACTION})",
 )
 _PLEASANTRY_EN = re.compile(r"(?<![\w'])(?:" + "|".join(f"(?:{p})" for p in PLEASANTRIES_EN) + r")(?![\w'])")
 #: what a segment may keep besides pleasantries and still be small talk: fillers and addressing words
@@ -132,6 +135,10 @@ PLEASANTRIES_ZH = (
 _FILLERS_ZH = ("明天", "下次", "改天", "回头", "晚点", "有空", "一会儿", "待会儿", "待会", "今天", "周末", "旅途",
                "假期", "新年", "节日", "生日", "祝你", "祝您", "祝", "你", "您", "大家", "也", "都", "很", "真",
                "太", "了", "啦", "呢", "吧", "哈", "嘛", "哒", "的", "哟", "咯", "喽")
+#: a remark about the listener: 你太逗了, 你真可爱, 你说得对, 你真是个天才
+_REMARK_ZH = re.compile(r"[你您](?:也|可|真是|可真|实在|简直|说得|讲得)?(?:太|真|好|很|挺|蛮|超级|超|特别|非常|最)?"
+                        r"(?:是个|是)?(?:逗|搞笑|幽默|有趣|好玩|可爱|聪明|机智|厉害|棒|贴心|暖心|靠谱|给力|牛|有才|好笑|对|"
+                        r"有道理|调皮|皮|懂我|体贴|温柔|会说话|天才|宝藏|开心果)")
 _PLEASANTRY_ZH = re.compile("|".join(re.escape(p) for p in sorted(PLEASANTRIES_ZH + _FILLERS_ZH, key=len, reverse=True)))
 _SEGMENT_ZH = re.compile(r"\s*[，,、；;：:]\s*")
 _PUNCTUATION = re.compile(r"[\s\W_]+")
@@ -141,7 +148,7 @@ def is_small_talk_zh(segment: str, simplified: str | None = None) -> bool:
     """Nothing left of a Chinese segment (``simplified``: its Simplified form) once pleasantries,
     laughter, particles and punctuation are taken out; English words in it must be small talk too."""
     text = _plain(simplified if simplified is not None else segment)
-    rest = _PLEASANTRY_ZH.sub(" ", text)
+    rest = _PLEASANTRY_ZH.sub(" ", _REMARK_ZH.sub(" ", text))
     latin = " ".join(re.findall(r"[a-z']+", rest))
     return not _PUNCTUATION.sub("", re.sub(r"[a-z']+", "", rest)) and (not latin or is_small_talk_en(latin))
 

@@ -14,6 +14,10 @@ from memlane.text.languages.pack import Pack
 PACK = Pack(
     code="id",
     name="Indonesian",
+    recall=("tahu", "tau", "ketahui", "kenal", "ingat", "mengingat", "diingat", "ceritakan", "ceritain", "bilang",
+            "katakan", "rangkum", "ringkas", "simpan"),
+    broad=("kamu", "anda", "kau", "lu", "lo", "tentang", "mengenai", "soal", "semua", "segala", "sesuatu", "hal",
+           "informasi", "info", "apa saja", "apa aja", "sejauh ini"),
     stemmer="indonesian",
     # the subject is said: saya, aku, gue ("Saya tinggal di Bandung"); a bare "Lagi di kantor" is a reply
     pro_drop=False,
@@ -121,6 +125,7 @@ PACK = Pack(
                 "freelancer", "pekerja lepas", "pensiun", "pensiunan", "menganggur-", "nganggur-", "pengangguran-",
                 "phk", "di-phk", "resign", "kantor", "perusahaan-", "bisnis", "startup", "ngantor", "kerja baru",
                 "pekerjaan baru"),
+        "ANNIVERSARY": ("ulang tahun pernikahan", "hari jadi"),
         "AGE": ("umur", "umurku-", "usia", "usiaku-", "berumur", "berusia", "tahun", "thn", "ulang tahun", "ultah",
                 "lahir", "kelahiran"),
         "NAME": ("nama", "namaku-", "nama saya", "nama lengkap", "nama panggilan", "panggil", "dipanggil", "panggilan",

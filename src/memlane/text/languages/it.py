@@ -13,6 +13,10 @@ from memlane.text.languages.pack import Pack
 PACK = Pack(
     code="it",
     name="Italian",
+    recall=("sai", "sa", "sapete", "sapere", "conosci", "ricordi", "ricorda", "ricordate", "ricordare", "detto",
+            "raccontato", "riassumi", "riassumere", "memorizzato", "salvato"),
+    broad=("tu", "te", "ti", "lei", "voi", "di", "su", "riguardo", "tutto", "cose", "cosa", "qualcosa",
+           "informazioni", "finora", "già"),
     stemmer="italian",
     pro_drop=True,
     first_person=("io", "me", "mi", "mio", "mia", "miei", "mie", "noi", "nostro", "nostra", "nostri", "nostre",
@@ -94,6 +98,7 @@ PACK = Pack(
                 "ditta", "disoccupato", "disoccupata", "pensionato", "pensionata", "in pensione",
                 "libero professionista", "libera professionista", "freelance", "stagista", "tirocinio", "stage",
                 "posto di lavoro"),
+        "ANNIVERSARY": ("anniversario", "anniversari"),
         "AGE": ("anni", "età", "compleanno", "compio gli anni", "compiuto gli anni", "sono nato", "sono nata", "è nato",
                 "è nata", "nato nel", "nata nel", "nato il", "nata il", "data di nascita"),
         "NAME": ("mi chiamo", "si chiama", "chiamami", "mi chiamano", "nome", "il mio nome", "cognome"),

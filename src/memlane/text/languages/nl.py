@@ -15,6 +15,9 @@ from memlane.text.languages.pack import Pack
 PACK = Pack(
     code="nl",
     name="Dutch",
+    recall=("weet", "weten", "wist", "ken", "kent", "kennen", "herinner", "herinnert", "herinneren", "onthouden",
+            "onthoud", "verteld", "vertel", "gezegd", "samenvatten", "vat samen", "opgeslagen"),
+    broad=("je", "jij", "u", "jullie", "over", "van", "alles", "iets", "dingen", "informatie", "tot nu toe", "al"),
     stemmer="dutch",
     first_person=("ik", "me", "mij", "mijn", "m'n", "mezelf", "mijzelf", "wij", "we", "ons", "onze", "onszelf"),
     possessives=("mijn", "m'n", "onze", "ons"),
@@ -96,6 +99,7 @@ PACK = Pack(
                 "job", "in dienst", "werkgever", "bedrijf", "zzp", "zzp'er", "zelfstandige", "zelfstandig ondernemer",
                 "freelancer", "freelance", "gepensioneerd", "met pensioen", "werkloos", "werkzoekend", "vaste baan",
                 "nieuwe baan", "ontslagen"),
+        "ANNIVERSARY": ("trouwdag", "jubileum"),
         "AGE": ("jaar oud", "jaar geworden", "leeftijd", "verjaardag", "jarig-", "geboren-", "geboortedatum",
                 "geboortejaar"),
         "NAME": ("ik heet", "heet ik", "hij heet", "zij heet", "ze heet", "heet hij", "heet ze", "wij heten",

@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 
 #: the concepts a pack may name forms for (the same tokens ``ingest/lexicon.py`` uses for English and Chinese)
 CONCEPTS = ("RESIDENCE", "JOB", "AGE", "NAME", "ALLERGY", "DIET_VEGETARIAN", "DIET_VEGAN", "PREF", "DISLIKE", "PET",
-            "SPOUSE")
+            "SPOUSE", "ANNIVERSARY")
 #: the parties a relation word may name (who a statement is about when it is not the speaker)
 PARTIES = ("spouse", "child", "sibling", "parent", "friend", "pet", "work")
 
@@ -109,7 +109,7 @@ class Pack:
     #: function words (articles, prepositions, pronouns, auxiliaries) not compared between statements
     stop_words: tuple[str, ...] = ()
     #: concept -> forms (``CONCEPTS``): where someone lives, their job, age, name, allergies, diet, likes, dislikes,
-    #: pets, spouse
+    #: pets, spouse, anniversaries (a date of birth is ``AGE``)
     concepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: verbs that end a state: leave, quit, resign, sell, give up, stop, break up, divorce, cancel, close …
     endings: tuple[str, ...] = ()
@@ -117,6 +117,13 @@ class Pack:
     moves: tuple[str, ...] = ()
     #: verbs of starting something new (a job, a company, a course)
     starts: tuple[str, ...] = ()
+    #: verbs of knowing, remembering, telling and summing up, as a question or request to the assistant uses them
+    #: (know, remember, told, summarise): asked about the speaker and nothing else, they ask for all that is known
+    #: of them ("What do you know about me?", ``retrieval/about_user.py``)
+    recall: tuple[str, ...] = ()
+    #: words such a question may hold besides: the listener (you), "about", "of", and words for all of it or for
+    #: no particular thing (everything, anything, things, information)
+    broad: tuple[str, ...] = ()
 
     @cached_property
     def lexicon(self) -> "Lexicon":
@@ -201,6 +208,24 @@ class Lexicon:
             if parts and self._at(keys, 0, parts):
                 return form
         return None
+
+    def covered(self, text: str, forms: tuple[str, ...]) -> list[bool]:
+        """For each word of ``text`` (``words``; a language without spaces: each character), whether a form of
+        ``forms`` found there covers it."""
+        if not self.pack.spaced:
+            marks = [False] * len(text)
+            for form in forms:
+                for match in re.finditer(re.escape(form), text):
+                    marks[match.start():match.end()] = [True] * len(form)
+            return marks
+        keys = [(self.key(w), fold(w)) for w in self.words(text)]
+        marks = [False] * len(keys)
+        for i in range(len(keys)):
+            for form in forms:
+                parts = self._compiled(form)
+                if parts and self._at(keys, i, parts):
+                    marks[i:i + len(parts)] = [True] * len(parts)
+        return marks
 
     def has(self, text: str, forms: tuple[str, ...]) -> bool:
         return bool(self.find(text, forms))

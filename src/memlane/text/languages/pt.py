@@ -15,6 +15,10 @@ from memlane.text.languages.pack import Pack
 PACK = Pack(
     code="pt",
     name="Portuguese",
+    recall=("sabe", "sabes", "sabia", "saber", "conhece", "conheces", "lembra", "lembras", "lembrar", "recorda",
+            "recordas", "disse", "contei", "falei", "resume", "resuma", "resumir", "guardou", "memorizou"),
+    broad=("você", "vc", "tu", "te", "ti", "sobre", "de", "a respeito", "respeito", "acerca", "tudo", "coisas",
+           "coisa", "algo", "informações", "dados", "o", "que", "até agora", "já", "se"),
     stemmer="portuguese",
     pro_drop=True,
     first_person=("eu", "me", "mim", "comigo", "meu", "minha", "meus", "minhas", "nós", "nos", "conosco", "connosco",
@@ -100,6 +104,7 @@ PACK = Pack(
                 "ofício", "carreira", "empresa", "aposentado", "aposentada", "autônomo", "autônoma", "autónomo",
                 "autónoma", "freelancer", "freela", "estagiário", "estagiária", "estágio", "atuo como", "atua como",
                 "sou funcionário", "sou funcionária"),
+        "ANNIVERSARY": ("aniversário de casamento", "bodas"),
         "AGE": ("anos", "idade", "aniversário", "faço anos", "fiz anos", "nasci", "nasceu", "nascido", "nascida",
                 "nascimento"),
         "NAME": ("me chamo", "chamo-me", "se chama", "chama-se", "meu nome", "nome", "me chamam", "me chame",

@@ -33,6 +33,10 @@ _ASK = (
 PACK = Pack(
     code="tr",
     name="Turkish",
+    recall=("biliyor-", "bilir-", "bildiğin-", "hatırlıyor-", "hatırlar-", "hatırladığın-", "anlattı-", "söyledi-",
+            "özetle-"),
+    broad=("hakkımda", "hakkında", "sen", "siz", "her şey", "herşey", "neler", "şey", "bilgi-", "musun", "misin",
+           "musunuz", "misiniz"),
     stemmer="turkish",
     verb_final=True,
     pro_drop=True,
@@ -107,6 +111,7 @@ PACK = Pack(
         "JOB": ("çalış-", "çalışmıyor-", "işim-", "işimiz-", "işten-", "işyer-", "iş yeri", "meslek-", "mesleğ-",
                 "emekli-", "işsiz-", "freelance-", "serbest meslek", "pozisyon-", "görevim-", "kariyer-", "işe gir-",
                 "işe başla-", "işe başladı-", "kendi işim"),
+        "ANNIVERSARY": ("yıldönümü-", "yıl dönümü"),
         "AGE": ("yaş", "yaşındayım", "yaşına", "doğum gün-", "doğdum", "doğmuşum"),
         "NAME": ("adım", "ismi-", "soyad-", "diye çağır-", "diye hitap"),
         "ALLERGY": ("alerj-", "intolerans-", "hassasiyet-"),

@@ -14,6 +14,9 @@ from memlane.text.languages.pack import Pack
 PACK = Pack(
     code="vi",
     name="Vietnamese",
+    recall=("biết", "nhớ", "ghi nhớ", "kể", "nói", "tóm tắt", "lưu"),
+    broad=("bạn", "cậu", "anh", "chị", "về", "những", "điều", "mọi thứ", "tất cả", "thông tin", "gì", "những gì",
+           "đã", "được"),
     stemmer=None,
     # the subject is said: tôi, mình, em, anh … ("Tôi sống ở Huế"); a bare "Đang làm giáo viên" is an answer, rarer
     pro_drop=False,
@@ -142,6 +145,7 @@ PACK = Pack(
                 "việc mới", "công việc mới", "chuyển việc", "nhảy việc", "khởi nghiệp", "startup", "nghề tự do",
                 "làm tự do", "freelance", "freelancer", "kinh doanh", "buôn bán", "làm chủ"),
         # tuổi folds onto tươi (fresh)
+        "ANNIVERSARY": ("kỷ niệm ngày cưới", "ngày kỷ niệm"),
         "AGE": ("tuổi", "sinh năm", "sinh vào", "sinh ra", "sinh nhật", "ngày sinh", "năm sinh", "độ tuổi", "tuổi tôi",
                 "tuổi mình"),
         "NAME": ("tên", "tên tôi", "tên mình", "tên em", "tôi tên", "mình tên", "em tên", "tên là", "tên thật",
