@@ -1,17 +1,20 @@
-"""Every code block of README.md runs as written (the way sqlite-utils tests its docs), each kind in a
-fresh MEMLANE_HOME: the Python blocks in one interpreter session, in order; the shell blocks in bash
-with `memlane` on PATH; the server section with `memlane serve` started as written (port 18088) and
-stopped by the test, its curl lines and the mem0 client block run against it.
+"""Every code block of README.md and of the docs pages that promise it runs as written (the way
+sqlite-utils tests its docs), each page in a fresh MEMLANE_HOME and working directory: its Python blocks
+in one interpreter session, in order; its shell blocks in bash with `memlane` on PATH; its server part
+(a shell block whose last line is `memlane serve`) with the server started as written, on a free port
+(the page's port, 18088, is replaced by it in every block, so a server the reader runs does not stop
+the suite), its curl lines and its mem0 client blocks run against it. Every JSON block of every page
+parses.
 
-Not run, and why (SKIPPED below): `make run` / `make test` (the bootstrap that runs this very suite),
-`pip install` (would change the environment under test), the PostgreSQL block (names a server at host
-`db`; the bundled PostgreSQL paths are tested in test_bundled_postgres.py) and the Development block
-(`make test` is this suite, `make test-fast` part of it, `make fuzz` its fuzz tests with more examples,
-`make bench` an hour).
+A block the test must not run is preceded by `<!-- not run: why -->` on the page: `make run` /
+`make test` (the bootstrap that runs this very suite), `pip install` (would change the environment
+under test), a PostgreSQL block naming a server at host `db` (the bundled PostgreSQL paths are tested
+in test_bundled_postgres.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -25,33 +28,51 @@ import pytest
 from memlane.hosting import local_server
 from support.pdfs import make_pdf
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-DATA = README.parent / "tests" / "data"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+DATA = ROOT / "tests" / "data"
 BIN = Path(sys.executable).parent
 TIMEOUT = 900
-
-SKIPPED = {  # a block's first line -> why it is not run here
-    "make run": "bootstraps .venv and runs this test suite",
-    "pip install 'memlane[local]'": "installs from PyPI into the environment under test",
-    "export MEMLANE_DATABASE_URL": "names a PostgreSQL server at host 'db'",
-    "make test     # full suite": "is this test suite (make test-fast: part of it; make fuzz reruns two of its "
-                                   "files longer; make bench runs for an hour)",
-}
+PAGE_PORT = "18088"
+ALL_PAGES = [README, *sorted(DOCS.glob("*.md"))]
+# the pages whose blocks run, with how many Python and shell blocks each holds (a lost block fails here)
+RUN = {"README.md": (1, 1), "python.md": (9, 0), "storage.md": (1, 1), "integrations.md": (1, 0),
+       "rest.md": (0, 0), "cli.md": (0, 1)}
+BLOCK = re.compile(r"(?:<!-- not run: (?P<why>[^>]*?) -->\n)?^```(?P<lang>\w+)\n(?P<code>.*?)^```", re.M | re.S)
 
 
-def blocks(language: str) -> list[str]:
-    found = re.findall(r"^```(\w+)\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
-    return [code for lang, code in found if lang == language and not any(code.startswith(s) for s in SKIPPED)]
+def page_blocks(page: Path, language: str, *, skipped: bool = False) -> list[str]:
+    found = BLOCK.finditer(page.read_text(encoding="utf-8"))
+    return [m["code"] for m in found if m["lang"] == language and (m["why"] is not None) == skipped]
 
 
-def test_every_skipped_block_still_exists():
-    """A renamed block must not silently escape the test."""
-    text = README.read_text(encoding="utf-8")
-    for first_line in SKIPPED:
-        assert f"```bash\n{first_line}" in text, first_line
+def serves(code: str) -> bool:
+    return any(line.split("#")[0].strip() == "memlane serve" for line in code.splitlines())
 
 
-@pytest.mark.parametrize("page", [README, *sorted((README.parent / "docs").glob("*.md"))], ids=lambda p: p.name)
+def talks_to_server(code: str) -> bool:
+    return "curl" in code or "MemoryClient" in code or serves(code)
+
+
+def test_every_not_run_marker_names_a_reason_and_a_block():
+    """A block is left out only with a reason said on the page; a marker not followed by a block is a
+    mistake (the block below it would run, or was lost)."""
+    for page in ALL_PAGES:
+        text = page.read_text(encoding="utf-8")
+        for marker in re.finditer(r"<!-- not run: ([^>]*?) -->(\n```)?", text):
+            assert marker[1].strip(), f"{page.name}: a not-run marker without a reason"
+            assert marker[2], f"{page.name}: '{marker[0]}' is not right above a code block"
+    assert page_blocks(README, "bash", skipped=True)[0].startswith("make run")
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.name)
+def test_every_json_block_parses(page):
+    for code in page_blocks(page, "json"):
+        json.loads(code)
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.name)
 def test_the_pages_name_nothing_outside_the_repository(page):
     """A reader of a clone has only the repository: no path out of it, no name of a development document
     ("seed 001"), no link that leaves it."""
@@ -64,11 +85,20 @@ def test_the_pages_name_nothing_outside_the_repository(page):
             assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not in the repository"
 
 
+def test_the_readme_leads_to_every_docs_page():
+    """The front page stays short and every page of docs/ is reachable from it."""
+    text = README.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "# memlane" and "make run" in text[:400] and "make test" in text[:400]
+    linked = set(re.findall(r"\]\(docs/([\w.-]+\.md)", text))
+    assert linked == {p.name for p in DOCS.glob("*.md")}, "pages not linked from the README"
+    assert len(text.splitlines()) < 200
+
+
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    """A fresh home; a working directory laid out as a clone of the repository as far as the README's
+    """A fresh home; a working directory laid out as a clone of the repository as far as the pages'
     commands read it (tests/data: the eval cases) and the report.pdf the document examples name. Nothing
-    outside the repository: the README must run in a clone with nothing beside it."""
+    outside the repository: the pages must run in a clone with nothing beside it."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "tests").mkdir()
@@ -78,7 +108,8 @@ def workdir(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MEM0_TELEMETRY", "False")
-    monkeypatch.delenv("MEMLANE_URL", raising=False)
+    for name in ("MEMLANE_URL", "MEMLANE_API_KEY", "MEMLANE_DATABASE_URL", "MEMLANE_PORT", "MEMLANE_HOST"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)
     return work
 
@@ -90,50 +121,68 @@ def bash(code: str, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
-@pytest.mark.model
-def test_python_blocks_run_in_order(workdir):
-    code = [b for b in blocks("python") if "MemoryClient" not in b]  # the mem0 client needs the server below
-    assert len(code) == 11  # a new block is run too; a lost one fails here
-    namespace: dict = {"__name__": "__readme__"}
-    for block in code:
-        exec(compile(block, "README.md", "exec"), namespace)
-    assert namespace["hits"]["results"], "the first sample's search found nothing"
-    assert "total_matches" in namespace["found"]  # the agent-context block searched
-    assert namespace["plan"]["results"], "the maintenance block's dry run planned no merge"
-    assert namespace["like_mem0"]["results"] and namespace["listed"]["results"]  # mem0's names (seed 000)
+def test_the_run_table_counts_every_block():
+    for name, (python, shell) in RUN.items():
+        page = README if name == "README.md" else DOCS / name
+        assert len([b for b in page_blocks(page, "python") if not talks_to_server(b)]) == python, name
+        assert len([b for b in page_blocks(page, "bash") if not talks_to_server(b)]) == shell, name
+
+
+PYTHON_CHECKS = {  # what a page's Python session must have produced, beyond running
+    "README.md": lambda ns: ns["hits"]["results"],
+    "python.md": lambda ns: (ns["hits"]["results"] and "total_matches" in ns["found"] and ns["plan"]["results"]
+                             and ns["like_mem0"]["results"] and ns["listed"]["results"]),
+    "storage.md": lambda ns: ns["again"] == ns["first"],
+    "integrations.md": lambda ns: ns["agent_tools"],
+}
 
 
 @pytest.mark.model
-def test_shell_blocks_run(workdir):
-    shell = [b for b in blocks("bash") if "memlane serve" not in b and "curl" not in b]
-    assert shell and any("memlane add" in b for b in shell)
-    outputs = {block: bash(block).stdout for block in shell}
-    assert any(b.rstrip().endswith("memlane --version") and "memlane " in out for b, out in outputs.items())
-    assert (workdir / "alice.jsonl").exists()
-    assert (workdir / "restored-home" / "memlane.db").exists()  # the backup block restored the home
+@pytest.mark.parametrize("name", [n for n, (python, _) in RUN.items() if python])
+def test_python_blocks_run_in_order(workdir, name):
+    page = README if name == "README.md" else DOCS / name
+    namespace: dict = {"__name__": "__page__"}
+    for block in [b for b in page_blocks(page, "python") if not talks_to_server(b)]:
+        exec(compile(block, page.name, "exec"), namespace)
+    assert PYTHON_CHECKS[name](namespace)
 
 
-def _port_free(port: int) -> bool:
+SHELL_CHECKS = {
+    "README.md": lambda work, out: "alérgica" in out,
+    "cli.md": lambda work, out: (work / "alice.jsonl").exists() and re.search(r"memlane \d", out),
+    "storage.md": lambda work, out: (work / "restored-home" / "memlane.db").exists() and out.count("passport") >= 2,
+}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", [n for n, (_, shell) in RUN.items() if shell])
+def test_shell_blocks_run(workdir, name):
+    page = README if name == "README.md" else DOCS / name
+    out = "".join(bash(block).stdout for block in page_blocks(page, "bash") if not talks_to_server(block))
+    assert SHELL_CHECKS[name](workdir, out), out
+
+
+def free_port() -> int:
     with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.mark.model
-def test_server_section_runs_against_memlane_serve(workdir):
-    if not _port_free(18088):
-        pytest.skip("port 18088, which the README's commands name, is in use on this machine")
-    [start] = [b for b in blocks("bash") if "memlane serve  " in b]
-    [curls] = [b for b in blocks("bash") if "curl" in b]
-    [mem0_block] = [b for b in blocks("python") if "MemoryClient" in b]
+@pytest.mark.parametrize("name", [n for n in RUN if any(serves(b) for b in page_blocks(
+    README if n == "README.md" else DOCS / n, "bash"))])
+def test_server_part_runs_against_memlane_serve(workdir, name):
+    page = README if name == "README.md" else DOCS / name
+    port = str(free_port())
+    [start] = [b for b in page_blocks(page, "bash") if serves(b)]
+    curls = [b.replace(PAGE_PORT, port) for b in page_blocks(page, "bash") if "curl" in b]
+    clients = [b.replace(PAGE_PORT, port) for b in page_blocks(page, "python") if "MemoryClient" in b]
+    assert curls, f"{name} starts a server and never talks to it"
     lines = [line.split("#")[0].strip() for line in start.strip().splitlines()]
     for line in lines[:-1]:
         bash(line)
     assert lines[-1] == "memlane serve"
-    server = subprocess.Popen(["bash", "-c", "exec " + lines[-1]], stdout=subprocess.DEVNULL,
+    server = subprocess.Popen(["bash", "-c", f"exec {lines[-1]} --port {port}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         home = Path(os.environ["MEMLANE_HOME"])
@@ -142,17 +191,18 @@ def test_server_section_runs_against_memlane_serve(workdir):
             assert server.poll() is None, "memlane serve exited"
             assert time.monotonic() < deadline
             time.sleep(0.2)
-        out = bash(curls + '\necho; echo "KEY=$KEY"')  # curl's answers end without a newline
+        out = bash("\n".join(curls) + '\necho; echo "KEY=$KEY"')  # curl's answers end without a newline
         assert '"event": "ADD"' in out.stdout.replace('"event":"ADD"', '"event": "ADD"')
         key = out.stdout.strip().splitlines()[-1].removeprefix("KEY=")
         assert key.startswith("ml_"), out.stdout
-        # as the README says: the key's tenant (default) is the memlane command's, in this process and the server's
+        # as the pages say: the key's tenant (default) is the memlane command's, in this process and the server's
         for where in ("", "--local "):
             listed = bash(f"memlane {where}list --user alice --json")
             assert "vegetarian" in listed.stdout, (where, listed.stdout)
-        result = subprocess.run([sys.executable, "-c", mem0_block], capture_output=True, text=True,
-                                timeout=TIMEOUT, env={**os.environ, "KEY": key})
-        assert result.returncode == 0, result.stderr
+        for block in clients:
+            result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                                    timeout=TIMEOUT, env={**os.environ, "KEY": key})
+            assert result.returncode == 0, result.stderr
     finally:
         server.terminate()
         server.wait(timeout=60)
