@@ -11,6 +11,7 @@ from memlane.core.errors import FilterError, ScopeError
 from memlane.core.models import NewMemory
 
 from conftest import sqlite_config
+from support.filter_cases import with_ids
 
 
 def _when(day: str) -> str:
@@ -118,16 +119,6 @@ def populated(request, tmp_path_factory, embedder):
     memory.close()
 
 
-def _with_ids(value, ids):
-    if isinstance(value, str) and value.startswith("@"):
-        return ids[value[1:]]
-    if isinstance(value, dict):
-        return {k: _with_ids(v, ids) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_with_ids(v, ids) for v in value]
-    return value
-
-
 def names(results):
     return "".join(sorted(item["memory"].split(":")[0].removeprefix("memory ") for item in results["results"]))
 
@@ -135,7 +126,7 @@ def names(results):
 @pytest.mark.parametrize("filters, expected", CASES, ids=[repr(f)[:70] for f, _ in CASES])
 def test_platform_filter_semantics(populated, filters, expected):
     memory, ids = populated
-    scoped = platform_filters.read({"AND": [EVERYONE, _with_ids(filters, ids)]})
+    scoped = platform_filters.read({"AND": [EVERYONE, with_ids(filters, ids)]})
     assert names(memory.get_all(filters=scoped)) == expected
     assert names(memory.search("memory", filters=scoped, threshold=0.0)) == expected
 
@@ -148,7 +139,7 @@ SCOPED_ALONE = [(f, e) for f, e in CASES
 @pytest.mark.parametrize("filters, expected", SCOPED_ALONE, ids=[repr(f)[:70] for f, _ in SCOPED_ALONE])
 def test_a_filter_naming_its_scopes_needs_no_other(populated, filters, expected):
     memory, ids = populated
-    read = platform_filters.read(_with_ids(filters, ids))
+    read = platform_filters.read(with_ids(filters, ids))
     assert names(memory.get_all(filters=read)) == expected
     assert names(memory.search("memory", filters=read, threshold=0.0)) == expected
 

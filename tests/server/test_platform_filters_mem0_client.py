@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from support.server_fixtures import live  # noqa: F401  (fixture)
+from support.filter_cases import with_ids
 
 
 @pytest.fixture(scope="module")
@@ -66,19 +67,9 @@ FORMS = [
 ]
 
 
-def _with_ids(value, ids):
-    if isinstance(value, str) and value.startswith("@"):
-        return ids[value[1:]]
-    if isinstance(value, dict):
-        return {k: _with_ids(v, ids) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_with_ids(v, ids) for v in value]
-    return value
-
-
 @pytest.mark.parametrize("filters, expected", FORMS, ids=[repr(f)[:70] for f, _ in FORMS])
 def test_each_form_gives_mem0s_answer(client, ids, filters, expected):
-    filters = _with_ids(filters, ids)
+    filters = with_ids(filters, ids)
     assert _names(ids, client.get_all(filters=filters)) == expected
     assert _names(ids, client.search("what do we know", filters=filters, threshold=0.0)) == expected
 

@@ -392,7 +392,6 @@ def _pretend_old_analyzer(store, backend):
                         for t in ([*run, *(run[i:i + 2] for i in range(len(run) - 1))] if not run.isascii() else [run]))
 
     if backend == "sqlite":
-        from memlane.store import sqlite_schema
 
         con = store._con
         con.execute("BEGIN")
@@ -438,7 +437,6 @@ def _pretend_analyzer_2(store, backend):
         return [t for part in (text, context, actor) if part for t in keywords_v2.analyze(part)]
 
     if backend == "sqlite":
-        from memlane.store import sqlite_schema
 
         con = store._con
         con.execute("BEGIN")
@@ -508,7 +506,6 @@ def test_a_store_indexed_by_the_analyzer_2_is_indexed_again_when_it_opens(backen
 def _pretend_no_speakers(store, backend):
     """Index every memory as before speakers joined the keyword terms, and roll the schema back to then."""
     if backend == "sqlite":
-        from memlane.store import sqlite_schema
 
         con = store._con
         con.execute("BEGIN")

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from memlane.core import platform_filters
 from memlane.core import validation
@@ -119,29 +119,43 @@ def get_all(
     return _listing(request, filters, _ids(body), body.top_k, body.show_expired, page, page_size)
 
 
+class QueryScope:
+    """The scope mem0's v1 clients send in the query string: the entity ids, ``app_id`` (refused) and
+    ``filters`` (a dict as JSON or a Python repr, read in memlane's filter form)."""
+
+    def __init__(self,
+                 user_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+                 agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+                 run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+                 app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
+                 filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
+                                                description="a dict (JSON or Python repr)")):
+        self.entity_ids = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        self.app_id, self.raw_filters = app_id, filters
+
+    def ids(self) -> dict[str, str]:
+        return {key: value for key, value in self.entity_ids.items() if value is not None}
+
+    def filters(self) -> Optional[dict[str, Any]]:
+        parsed = json_param(self.raw_filters, "filters")
+        refuse_app_id(self.app_id, parsed)
+        return parsed
+
+
 @router.get("/v1/memories/", summary="mem0 client get_all (v1 clients: the scope in the query string)",
             deprecated=True)
 def list_v1(
     request: Request,
-    user_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
-                                   description="a dict (JSON or Python repr)"),
+    scope: QueryScope = Depends(),
     top_k: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="at most this many"),
     limit: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS, description="alias of top_k"),
     show_expired: bool = Query(False, description="also list expired and invalidated memories"),
     page: Optional[int] = Query(None, ge=1),
     page_size: Optional[int] = Query(None, ge=1, le=schemas.MAX_RESULTS),
 ) -> dict[str, Any]:
-    parsed = json_param(filters, "filters")
-    refuse_app_id(app_id, parsed)
     if top_k is not None and limit is not None and top_k != limit:
         raise InvalidInputError("give top_k or limit (its alias), not two different values", field="limit")
-    ids = {key: value for key, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id))
-           if value is not None}
-    return _listing(request, parsed, ids, top_k or limit, show_expired, page, page_size)
+    return _listing(request, scope.filters(), scope.ids(), top_k or limit, show_expired, page, page_size)
 
 
 def _listing(request: Request, filters: Optional[dict[str, Any]], ids: dict[str, Any], top_k: Optional[int],
@@ -212,17 +226,11 @@ def delete(request: Request, memory_id: str = MemoryId,
 @router.delete("/v1/memories/", summary="mem0 client delete_all")
 def delete_all(
     request: Request,
-    user_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    agent_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    run_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    app_id: Optional[str] = Query(None, max_length=schemas.MAX_ID_CHARS),
-    filters: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
-                                   description="a dict (JSON or Python repr)"),
+    scope: QueryScope = Depends(),
     metadata: Optional[str] = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
                                     description="metadata to match (JSON or Python repr)"),
 ) -> dict[str, Any]:
-    parsed = json_param(filters, "filters")
-    refuse_app_id(app_id, parsed)
+    parsed = scope.filters()
     wanted = json_param(metadata, "metadata")
     if wanted:
         parsed = dict(parsed or {})
@@ -231,7 +239,7 @@ def delete_all(
                 raise InvalidInputError(f"metadata key {key!r} is also in filters; give it once", field="metadata")
             parsed[key] = value
     check_scope(request, parsed)
-    return tenant_memory(request).delete_all(user_id=user_id, agent_id=agent_id, run_id=run_id, filters=parsed)
+    return tenant_memory(request).delete_all(**scope.ids(), filters=parsed)
 
 
 @router.get("/v1/memories/{memory_id}/history/", summary="mem0 client history")
