@@ -129,7 +129,7 @@ def test_the_run_table_counts_every_block():
 
 
 PYTHON_CHECKS = {  # what a page's Python session must have produced, beyond running
-    "README.md": lambda ns: ns["hits"]["results"],
+    "README.md": lambda ns: ns["hits"]["results"] and ns["about"]["metadata"]["query_kind"] == "about_user",
     "python.md": lambda ns: (ns["hits"]["results"] and "total_matches" in ns["found"] and ns["plan"]["results"]
                              and ns["like_mem0"]["results"] and ns["listed"]["results"]),
     "storage.md": lambda ns: ns["again"] == ns["first"],
