@@ -6,7 +6,9 @@ the idempotency keys of imports, the jobs of async adds (queued ones are formed 
 validity, provenance and float32 vectors as stored), and document collections,
 documents and pages (metadata, source, text, image, float16 token vectors, the
 encoder's name and the fast-path encodings, as stored; a source from before those
-were stored gives NULL encodings, computed by the first process that loads them). The keyword index is rebuilt from the text by the
+were stored gives NULL encodings, computed by the first process that loads them), and the
+project (mem0's platform features): its settings, its webhooks with their signing secrets, the
+feedback given on memories and the memory exports. The keyword index is rebuilt from the text by the
 PostgreSQL store's own analyzer (the same one the SQLite index uses).
 
 - **Tenants.** A SQLite file is one tenant for memories and graph; its document tables
@@ -53,12 +55,15 @@ from memlane.core import vectors
 from memlane.core.errors import EmbedderMismatchError, InvalidInputError, StoreError
 from memlane.core.graph_models import Entity, GraphChanges, Relation
 from memlane.core.models import MemoryRecord, MessageRecord
+from memlane.core.project import ExportRecord, FeedbackRecord
+from memlane.core.webhooks import Webhook
 from memlane.store import sqlite_schema
+from memlane.store.sql_project import PROJECT_TABLES
 
 #: Tables copied, in this order. Messages first: memories name them as provenance; graph
 #: entities before the relations between them; collections, documents, pages (foreign keys).
 TABLES = ("messages", "memories", "history", "applied_keys", "jobs", "graph_entities", "graph_relations",
-          "doc_collections", "doc_documents", "doc_pages")
+          "doc_collections", "doc_documents", "doc_pages", *PROJECT_TABLES)
 #: the document tables carry a tenant column (the others: the file is the tenant)
 DOC_TABLES = ("doc_collections", "doc_documents", "doc_pages")
 
@@ -88,6 +93,14 @@ _SOURCE_SQL = {
                      " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
     "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors, {encodings}"
                  " FROM doc_pages WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
+    "project_settings": "SELECT key, key, value, updated_at FROM project_settings WHERE key > :after ORDER BY key"
+                        " LIMIT :batch",
+    "webhooks": "SELECT seq, id, name, url, event_types, secret, is_active, created_at, updated_at FROM webhooks"
+                " WHERE seq > :after ORDER BY seq LIMIT :batch",
+    "feedback": "SELECT seq, id, memory_id, feedback, reason, created_at, user_id, agent_id, run_id FROM feedback"
+                " WHERE seq > :after ORDER BY seq LIMIT :batch",
+    "exports": "SELECT seq, id, schema, filters, status, created_at, instructions, result, error, method FROM exports"
+               " WHERE seq > :after ORDER BY seq LIMIT :batch",
 }
 #: the pages' fast-path encodings, or NULLs from a source written before they were stored
 _PAGE_ENCODINGS = {True: "fde, fde_config", False: "NULL, NULL"}
@@ -95,7 +108,8 @@ _PAGE_ENCODINGS = {True: "fde, fde_config", False: "NULL, NULL"}
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}(kB|MB|GB)")
 _FIRST = {"messages": 0, "memories": 0, "history": 0, "applied_keys": "", "jobs": 0, "graph_entities": 0,
           "graph_relations": 0,
-          "doc_collections": "", "doc_documents": "", "doc_pages": ""}
+          "doc_collections": "", "doc_documents": "", "doc_pages": "",
+          "project_settings": "", "webhooks": 0, "feedback": 0, "exports": 0}
 
 #: Target tables counted per source table (token vectors are verified too).
 _TARGET_TABLES = {"messages": "memlane_messages", "memories": "memlane_memories", "history": "memlane_history",
@@ -103,7 +117,8 @@ _TARGET_TABLES = {"messages": "memlane_messages", "memories": "memlane_memories"
                   "memory_tokens": "memlane_memory_tokens",
                   "graph_entities": "memlane_graph_entities", "graph_relations": "memlane_graph_relations",
                   "doc_collections": "memlane_doc_collections", "doc_documents": "memlane_doc_documents",
-                  "doc_pages": "memlane_doc_pages"}
+                  "doc_pages": "memlane_doc_pages",
+                  **{table: f"memlane_{table}" for table in PROJECT_TABLES}}
 
 Progress = Callable[[str, int, int], None]
 
@@ -266,6 +281,9 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
         def graph(cur: Any, _tenant: str, changes: Any) -> None:
             target.write_graph(cur.connection, changes)
 
+        def project(cur: Any, rows: dict[str, list[Any]]) -> None:
+            target.write_project(cur.connection, **rows)
+
         with database.pool.connection() as lock_con:
             # one migration per tenant at a time (a session lock, released when this connection is returned)
             if not lock_con.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (f"memlane-migrate:{tenant}",)).fetchone()[0]:
@@ -277,7 +295,8 @@ def migrate(source_url: str, target_url: str, *, tenant: str = "default", schema
                 for table in TABLES:
                     report.copied[table] = _copy_table(database, source, table, tenant, prefix, batch_size, progress,
                                                        copy_memories=copy_memories, copy_history=copy_history,
-                                                       copy_messages=copy_messages, copy_graph=graph)
+                                                       copy_messages=copy_messages, copy_graph=graph,
+                                                       copy_project=project)
                 if index == "build":
                     database.finish_bulk_load(source.dims, maintenance_work_mem=index_memory)
                     report.index = "built after the load"
@@ -316,11 +335,13 @@ def _check_target(con: Any, source: _Source, tenant: str, prefix: str) -> bool:
             " OR EXISTS (SELECT 1 FROM memlane_history WHERE tenant = %(t)s)"
             " OR EXISTS (SELECT 1 FROM memlane_messages WHERE tenant = %(t)s)"
             " OR EXISTS (SELECT 1 FROM memlane_graph_entities WHERE tenant = %(t)s)"
-            " OR EXISTS (SELECT 1 FROM memlane_doc_collections WHERE tenant = %(t)s)", {"t": tenant}).fetchone()[0]
+            " OR EXISTS (SELECT 1 FROM memlane_doc_collections WHERE tenant = %(t)s)"
+            + "".join(f" OR EXISTS (SELECT 1 FROM memlane_{table} WHERE tenant = %(t)s)" for table in PROJECT_TABLES),
+            {"t": tenant}).fetchone()[0]
         if holds:
             raise StoreError(
-                f"tenant {tenant!r} of the target already holds memories, history, messages, graph memory or "
-                "document collections that did not come "
+                f"tenant {tenant!r} of the target already holds memories, history, messages, graph memory, "
+                "document collections or project settings, webhooks, feedback or exports that did not come "
                 "from this source; migrate into an empty tenant (--tenant NAME) so the copy can be verified")
     if source.tenant is not None:
         con.execute("INSERT INTO memlane_meta (tenant, key, value) VALUES (%s, %s, %s)"
@@ -366,7 +387,7 @@ def _batches(source: _Source, table: str, after: Any, batch_size: int) -> Iterat
 
 
 def _write(cur: Any, table: str, tenant: str, rows: list[tuple], source: _Source, *, copy_memories: Callable,
-           copy_history: Callable, copy_messages: Callable, copy_graph: Callable) -> None:
+           copy_history: Callable, copy_messages: Callable, copy_graph: Callable, copy_project: Callable) -> None:
     if table == "messages":
         copy_messages(cur, tenant, [MessageRecord(*r[1:]) for r in rows])
     elif table == "memories":
@@ -385,6 +406,8 @@ def _write(cur: Any, table: str, tenant: str, rows: list[tuple], source: _Source
                         [(tenant, *r[1:]) for r in rows])
     elif table in ("graph_entities", "graph_relations"):
         copy_graph(cur, tenant, _graph_changes(table, rows))
+    elif table in PROJECT_TABLES:
+        copy_project(cur, _project_rows(table, rows))
     else:
         _write_documents(cur, table, tenant, rows)
 
@@ -401,6 +424,21 @@ def _graph_changes(table: str, rows: list[tuple]) -> GraphChanges:
         agent_id=r[6], run_id=r[7], created_at=r[8], updated_at=r[9], valid_from=r[10], valid_to=r[11],
         invalid_reason=r[12], superseded_by=r[13], source_message_ids=json.loads(r[14]), vector=_f32(r[15]))
         for r in rows], invalidations=[], confirmations=[])
+
+
+def _project_rows(table: str, rows: list[tuple]) -> dict[str, list[Any]]:
+    """Project rows as ``write_project`` takes them (the source's JSON texts decoded; a webhook's secret as stored)."""
+    if table == "project_settings":
+        return {"settings": [(key, json.loads(value), at) for _, key, value, at in rows]}
+    if table == "webhooks":
+        return {"webhooks": [Webhook(id=r[1], name=r[2], url=r[3], event_types=json.loads(r[4]), secret=r[5],
+                                     is_active=bool(r[6]), created_at=r[7], updated_at=r[8]) for r in rows]}
+    if table == "feedback":
+        return {"feedback": [FeedbackRecord(*r[1:]) for r in rows]}
+    return {"exports": [ExportRecord(id=r[1], schema=json.loads(r[2]), filters=json.loads(r[3]), status=r[4],
+                                     created_at=r[5], instructions=r[6],
+                                     result=None if r[7] is None else json.loads(r[7]), error=r[8], method=r[9])
+                        for r in rows]}
 
 
 def _f32(blob: bytes | None) -> np.ndarray | None:

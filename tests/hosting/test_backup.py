@@ -1,5 +1,6 @@
 """Backups (hosting/backup.py), on both backends: a backup restored into an empty home reads back the
-same memories, history, messages, graph relations, documents and search results; restore refuses a
+same memories, history, messages, graph relations, documents, project (settings, webhooks with their
+secrets, feedback, exports) and search results; restore refuses a
 home that holds data, a damaged file and a backup of the other backend; a backup taken while writers
 run is one consistent moment."""
 
@@ -15,6 +16,7 @@ from memlane.documents.encoders import LocalTokenEncoder
 from memlane.hosting.backup import backup, restore
 from memlane.hosting.keys import KeyStore
 from memlane.store import create_store
+from support.project import check_filled, fill_project, read_project
 
 
 @pytest.fixture
@@ -42,7 +44,8 @@ def open_memory(config, embedder, tenant="default"):
     return Memory(settings, embedder=embedder, store=create_store(load(settings), embedder.dims, tenant))
 
 
-def fill(home, config, embedder):
+def fill(home, config, embedder) -> dict:
+    """Fill the home; returns what its project holds (``read_project``)."""
     with open_memory(config, embedder) as m:
         m.add("I live in Lisbon and I like green tea. I work at Acme.", user_id="alice")
         m.add("I moved to Porto. I no longer like green tea.", user_id="alice")
@@ -56,6 +59,7 @@ def fill(home, config, embedder):
             docs.create_collection("papers", metadata={"team": "ml"})
             docs.upsert_document("report", "papers", text="Revenue grew in the fourth quarter.\n\nCosts fell.",
                                  metadata={"year": 2024})
+        project = fill_project(m, bike, "alice")
     with open_memory(config, embedder, tenant="acme") as other:
         other.add("Acme's office is in Berlin", user_id="carol", infer=False)
     keys = KeyStore(home / "keys.db")
@@ -63,9 +67,10 @@ def fill(home, config, embedder):
         keys.create("acme", admin=True)
     finally:
         keys.close()
+    return project
 
 
-def snapshot(config, embedder) -> dict:
+def snapshot(config, embedder, project: dict | None = None) -> dict:
     out = {}
     for tenant in ("default", "acme"):
         with open_memory(config, embedder, tenant) as m:
@@ -79,6 +84,8 @@ def snapshot(config, embedder) -> dict:
                 "search": [(r["id"], round(r["score"], 5)) for r in
                            m.search("where does alice live?", user_id="alice", keyword_search=True)["results"]],
             }
+            if tenant == "default" and project is not None:
+                out["project"] = read_project(m, project)
             if tenant == "default":
                 with Documents(memory=m, encoder=LocalTokenEncoder(embedder)) as docs:
                     out["documents"] = (docs.list_collections(), docs.list_documents("all"),
@@ -89,17 +96,18 @@ def snapshot(config, embedder) -> dict:
 
 def test_a_restored_backup_reads_the_same(place, embedder, tmp_path):
     home, config = place()
-    fill(home, config, embedder)
-    before = snapshot(config, embedder)
+    project = fill(home, config, embedder)
+    before = snapshot(config, embedder, project)
     assert before["default"]["memories"] and before["default"]["relations"] and before["documents"][1]
+    check_filled(before["project"])
     report = backup(tmp_path / "memlane.backup", home=home, config=config)
     assert report.backend == place.backend and report.keys and report.bytes > 0
-    assert snapshot(config, embedder) == before  # the source is not changed
+    assert snapshot(config, embedder, project) == before  # the source is not changed
 
     empty, target = place()
     restored = restore(tmp_path / "memlane.backup", home=empty, config=target)
     assert restored.backend == place.backend
-    assert snapshot(target, embedder) == before
+    assert snapshot(target, embedder, project) == before
     keys = KeyStore(empty / "keys.db")
     try:
         assert [k.tenant for k in keys.list()] == ["acme"]

@@ -119,6 +119,7 @@ def test_memory_events_are_posted_signed_to_the_receiver(mem0, live, receiver):
         assert post.header("x-memlane-webhook") == hook["webhook_id"]
         assert post.header("x-memlane-delivery") == post.json["delivery_id"]
         assert post.header("content-type") == "application/json"
+        assert post.header("host") == receiver.url.removeprefix("http://")  # the URL's host, port included
     assert [(p.json["event_type"], p.json["event_details"]) for p in posts] == [
         ("memory_add", {"id": added["id"], "data": {"memory": "I love Thai curry"}, "event": "ADD"}),
         ("memory_update", {"id": added["id"], "data": {"memory": "I love green curry"}, "event": "UPDATE",

@@ -13,6 +13,8 @@ from memlane.core import scope
 from memlane.core.errors import EmbedderMismatchError, InvalidInputError, StoreError
 from memlane.core.models import NewMemory
 from memlane.store import postgres_schema
+from memlane.store.sql_project import PROJECT_TABLES
+from support.project import check_filled, fill_project, read_project
 
 QUERIES = ("what does she drink", "travel plans", "pets at home", "work schedule")
 FACTS = ["Drinks green tea every morning", "Is planning a trip to Lisbon in May", "Has two cats named Miso and Tofu",
@@ -27,7 +29,9 @@ DOCS = {"cats": "Cats are small furry animals. A cat purrs when it is content an
 DOC_QUERIES = ("does a cat purr?", "bank shares", "gradient descent training")
 DOC_TABLES = ("doc_collections", "doc_documents", "doc_pages")
 SQLITE_TABLES = ("messages", "memories", "history", "applied_keys", "jobs", "memory_tokens", "graph_entities",
-                 "graph_relations", *DOC_TABLES)
+                 "graph_relations", *DOC_TABLES, *PROJECT_TABLES)
+#: what the source's project holds (``fill_project``), for ``read_project``
+PROJECT: dict = {}
 
 
 def url(path) -> str:
@@ -39,8 +43,8 @@ def source(tmp_path_factory, embedder):
     """A SQLite store with every kind of row: messages, memories with token vectors in several
     scopes, updates, an invalidation, a deletion, idempotency keys, graph memory (the offline rule
     extractor; relations refined and contradicted) and a document collection (the default local
-    token encoder). Shared by the tests of this module: migrating only reads it
-    (test_source_is_opened_read_only)."""
+    token encoder), and a project: settings, webhooks, feedback, exports (support/project.py). Shared by
+    the tests of this module: migrating only reads it (test_source_is_opened_read_only)."""
     path = tmp_path_factory.mktemp("migrate") / "source.db"
     config = {"vector_store": {"provider": "sqlite", "config": {"path": str(path)}},
               "retrieval": {"store_token_vectors": True}, "enable_graph": True}
@@ -66,6 +70,7 @@ def source(tmp_path_factory, embedder):
                 collection = "finance" if name == "markets" else "notes"
                 documents.upsert_document(name, collection, text=text, metadata={"topic": name})
             documents.upsert_document("cats", "notes", text=DOCS["cats"] + " Kittens play.", metadata={"v": 2})
+        PROJECT.update(fill_project(memory, memory.get_all(user_id="u2")["results"][0]["id"], "u2"))
     return path
 
 
@@ -107,6 +112,7 @@ def _snapshot(memory: Memory, history_ids: list[str]) -> dict:
         "keys": sorted(memory.store.known_keys([f"import:{i}" for i in range(10)])),
         "relations": memory.get_all(user_id="g1", include_invalid=True)["relations"],
         "graph_search": memory.search("where does the user live", user_id="g1")["relations"],
+        "project": read_project(memory, PROJECT),
         **_documents(memory),
     }
 
@@ -157,6 +163,7 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     assert counts["memory_tokens"] > 30 and counts["history"] > counts["memories"] > 30 and counts["applied_keys"] == 5
     assert counts["graph_relations"] >= 5 and counts["graph_entities"] >= 5 and counts["doc_pages"] == 3
     assert report["index"] == "built after the load" and report["resumed"] is False and counts["jobs"] == 1
+    assert (counts["project_settings"], counts["webhooks"], counts["feedback"], counts["exports"]) == (4, 2, 2, 2)
     assert report["source_tenant"] == "default"
     with psycopg.connect(pg.url, autocommit=True) as con:  # the pages arrive with their keyword index
         con.execute(f'SET search_path TO "{schema}", public')
@@ -170,6 +177,7 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     for key in before:
         assert after[key] == before[key], key
     assert [r["context"] for r in after["items"] if r.get("context")] == ["I went hiking in the Alps"]
+    check_filled(after["project"])  # settings, webhooks with their secrets, feedback and exports came along
     assert after["context_keyword"] == ["I went hiking in the Alps", "Sounds amazing!"]
     invalid = {(r["destination"], r["invalid_reason"]) for r in after["relations"] if r.get("valid_to")}
     assert invalid == {("Paris", "contradicted"), ("jazz", "refined")}
@@ -306,6 +314,11 @@ _RAW = {
     "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM {p}doc_documents",
     "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors, fde, fde_config"
                  " FROM {p}doc_pages",
+    # the settings' values are compared as read (read_project): SQLite keeps them as JSON text
+    "project_settings": "SELECT key, updated_at FROM {p}project_settings",
+    "webhooks": "SELECT id, name, url, event_types, secret, is_active, created_at, updated_at FROM {p}webhooks",
+    "feedback": "SELECT id, memory_id, feedback, reason, created_at, user_id, agent_id, run_id FROM {p}feedback",
+    "exports": "SELECT id, schema, filters, instructions, status, method, result, error, created_at FROM {p}exports",
 }
 
 
@@ -329,8 +342,8 @@ def _raw_rows(path, pg, schema, tenant="default") -> dict:
                 for t, sql in _RAW.items()}
 
 
-@pytest.mark.parametrize("stop_in", ["graph_relations", "doc_documents", "doc_pages"])
-def test_a_migration_interrupted_in_graph_or_documents_resumes_exactly(source, pg, embedder, stop_in):
+@pytest.mark.parametrize("stop_in", ["graph_relations", "doc_documents", "doc_pages", "project_settings", "exports"])
+def test_a_migration_interrupted_in_graph_documents_or_project_resumes_exactly(source, pg, embedder, stop_in):
     schema = pg.fresh_schema()
 
     def crash(table, done, total):
@@ -350,6 +363,8 @@ def test_a_migration_interrupted_in_graph_or_documents_resumes_exactly(source, p
         before = _snapshot(m, _history_ids(source))
     with pg_memory(pg, schema, embedder, tenant="t") as target:
         after = _snapshot(target, _history_ids(source))
+    for hook in before["project"]["webhooks"]:
+        hook["project"] = "t"  # a webhook's project is the tenant it is in
     assert after == before
 
 
@@ -361,6 +376,16 @@ def test_a_tenant_holding_only_documents_is_refused(source, pg, embedder):
         migration.migrate(url(source), pg.url, schema_name=schema, tenant="docs")
     with Memory({**pg.config(schema, tenant="docs")}, embedder=embedder) as m, Documents(memory=m) as documents:
         assert [c["name"] for c in documents.list_collections()] == ["mine"]
+
+
+def test_a_tenant_holding_only_project_settings_is_refused(source, pg, embedder):
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema, tenant="configured"), embedder=embedder) as m:
+        m.update_project(custom_instructions="ours")
+    with pytest.raises(StoreError, match="project settings, webhooks, feedback or exports"):
+        migration.migrate(url(source), pg.url, schema_name=schema, tenant="configured")
+    with Memory(pg.config(schema, tenant="configured"), embedder=embedder) as m:
+        assert m.get_project(["custom_instructions"]) == {"custom_instructions": "ours"}
 
 
 def test_documents_of_several_source_tenants_need_a_choice(source, tmp_path, pg, embedder):

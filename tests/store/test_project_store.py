@@ -16,6 +16,11 @@ from memlane.store import postgres_schema, sqlite_schema
 PROJECT_TABLES = ("project_settings", "webhooks", "feedback", "exports")
 
 
+def _version_before_project(migrations) -> int:
+    """The schema version before the migration that made the project tables (later ones may follow it)."""
+    return next(n for n, statements in enumerate(migrations) if any("webhooks" in s for s in statements))
+
+
 def _deliveries(memory, webhook_id):
     return [(d["event_type"], d["payload"]["event_details"]["event"], d["payload"]["event_details"]["data"]["memory"])
             for d in reversed(memory.webhook_deliveries(webhook_id))]
@@ -79,7 +84,7 @@ def test_a_sqlite_store_of_the_previous_version_gains_the_project_tables(tmp_pat
     con = sqlite3.connect(path, isolation_level=None)
     for table in PROJECT_TABLES:
         con.execute(f"DROP TABLE {table}")
-    con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+    con.execute(f"PRAGMA user_version = {_version_before_project(sqlite_schema.MIGRATIONS)}")
     con.close()
     with Memory(config, embedder=hashing_embedder, background=False) as memory:
         memory.update_project(custom_instructions="coffee matters")
@@ -101,8 +106,9 @@ def test_a_postgres_schema_of_the_previous_version_is_migrated(pg, hashing_embed
         con.execute(f'SET search_path TO "{schema}", public')
         for table in PROJECT_TABLES:
             con.execute(f"DROP TABLE memlane_{table}")
-        con.execute("DELETE FROM memlane_schema_version WHERE version = %s", (postgres_schema.VERSION,))
-        assert postgres_schema.current_version(con) == postgres_schema.VERSION - 1
+        before = _version_before_project(postgres_schema.MIGRATIONS)
+        con.execute("DELETE FROM memlane_schema_version WHERE version > %s", (before,))
+        assert postgres_schema.current_version(con) == before
     with Memory(pg.config(schema), embedder=hashing_embedder, background=False) as memory:
         memory.update_project(custom_instructions="coffee matters")
         memory.feedback(kept, "POSITIVE")

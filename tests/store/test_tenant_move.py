@@ -18,6 +18,7 @@ from memlane.documents import Documents
 from memlane.embeddings.hashing import HashingEmbedder
 from memlane.store import postgres_placement, postgres_settings
 from memlane.store.tenant_move import move_tenant
+from support.project import check_filled, fill_project, read_project
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def _fill(memory: Memory, documents: Documents) -> dict:
     memory.delete(gone)
     documents.create_collection("manuals", metadata={"team": "ops"})
     documents.upsert_document("intro", "manuals", text="The pump must be primed before use.", metadata={"v": 1})
-    return {"updated": first, "deleted": gone}
+    return {"updated": first, "deleted": gone, "project": fill_project(memory, first, "alice")}
 
 
 def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, hashing_embedder):
@@ -66,6 +67,8 @@ def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, has
         bystander.add("the bystander stays home", user_id="carol", infer=False)
         before = _rows(pg.url, schema, "acme")
         history_before = memory.history(known["updated"])
+        project_before = read_project(memory, known["project"])
+        check_filled(project_before)
 
         acknowledged: list[str] = []
         stop = threading.Event()
@@ -97,6 +100,7 @@ def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, has
         found = {m["id"] for m in memory.get_all(user_id="dave", limit=10_000)["results"]}
         assert set(acknowledged) <= found and len(acknowledged) > 1
         assert memory.history(known["updated"]) == history_before
+        assert read_project(memory, known["project"]) == project_before  # webhooks' secrets too
         assert [m["memory"] for m in memory.get_all(user_id="alice", limit=100)["results"]][-1] == "I live in Lyon"
         messages = memory.get_messages(user_id="alice", limit=100)
         assert [m["content"] for m in messages][-20:] == [f"fact number {i}" for i in range(20)]
@@ -115,6 +119,7 @@ def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, has
                                            "memlane_messages": back.rows["memlane_messages"],
                                            "memlane_adds": back.rows["memlane_adds"]}
         assert _rows(other, schema, "acme") == {} and _rows(pg.url, schema, "acme")
+        assert read_project(memory, known["project"]) == project_before
         assert set(acknowledged) <= {m["id"] for m in memory.get_all(user_id="dave", limit=10_000)["results"]}
         placement.close()
         placement.home.close()

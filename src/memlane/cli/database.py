@@ -78,7 +78,8 @@ def migrate(
                                       "the build is several times faster when the whole graph fits"),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Copy a SQLite store (memories, vectors, history, messages, graph, documents) into PostgreSQL.
+    """Copy a SQLite store (memories, vectors, history, messages, graph, documents, project settings,
+    webhooks, feedback, exports) into PostgreSQL.
     Resumable; verifies counts."""
     from memlane import migration
 

@@ -19,6 +19,7 @@ import ipaddress
 import secrets
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -94,10 +95,9 @@ def event_types(value: Any) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def check_url(url: Any, *, schemes: list[str], private_networks: bool,
-              resolve: Any = socket.getaddrinfo) -> str:
-    """``url`` if a webhook may post to it: an allowed scheme, a host, no credentials in it; with
-    ``private_networks`` off, a host whose every address is public. ``InvalidInputError`` (field ``url``) else."""
+def url_form(url: Any, *, schemes: list[str]) -> str:
+    """``url`` if its form fits a webhook: an allowed scheme, a host, no credentials in it
+    (``InvalidInputError``, field ``url``, else). Where its host leads is ``resolve_host``'s to say."""
     if not isinstance(url, str) or not url.strip():
         raise InvalidInputError("url must be a non-empty string", field="url")
     url = url.strip()
@@ -112,17 +112,44 @@ def check_url(url: Any, *, schemes: list[str], private_networks: bool,
     if parts.username or parts.password:
         raise InvalidInputError("url must not hold a user name or password; the deliveries are signed instead",
                                 field="url")
-    if not private_networks:
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            addresses = {info[4][0] for info in resolve(parts.hostname, port, proto=socket.IPPROTO_TCP)}
-        except (OSError, ValueError) as exc:
-            raise InvalidInputError(f"the host of url {parts.hostname!r} does not resolve: {exc}", field="url") from exc
+    try:
+        _ = parts.port  # urlsplit reads it when asked: out of range or not a number raises
+    except ValueError as exc:
+        raise InvalidInputError(f"url has an invalid port: {exc}", field="url") from None
+    return url
+
+
+def resolve_host(host: str, port: int, *, public_only: bool, resolve: Callable[..., Any] | None = None) -> list[str]:
+    """The addresses ``host`` resolves to for TCP on ``port``, in the resolver's order (``resolve``: the
+    system's ``socket.getaddrinfo``, looked up when called). With ``public_only`` every one must be public:
+    ``InvalidInputError`` (field ``url``) names the first that is not (loopback, private, link-local, shared,
+    reserved), as it does a host that does not resolve. A delivery connects to an address of this answer
+    only, so the addresses checked are the ones connected to (background/webhooks.py)."""
+    try:
+        found = (resolve or socket.getaddrinfo)(host, port, proto=socket.IPPROTO_TCP)
+    except (OSError, ValueError, UnicodeError) as exc:
+        raise InvalidInputError(f"the host of url {host!r} does not resolve: {exc}", field="url") from exc
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not addresses:
+        raise InvalidInputError(f"the host of url {host!r} does not resolve", field="url")
+    if public_only:
         private = sorted(a for a in addresses if not ipaddress.ip_address(a.split("%")[0]).is_global)
         if private:
-            raise InvalidInputError(f"url's host {parts.hostname!r} resolves to a non-public address ({private[0]}); "
+            raise InvalidInputError(f"url's host {host!r} resolves to a non-public address ({private[0]}); "
                                     "this server delivers webhooks to public addresses only "
                                     "(webhooks.private_networks is false)", field="url")
+    return addresses
+
+
+def check_url(url: Any, *, schemes: list[str], private_networks: bool,
+              resolve: Callable[..., Any] | None = None) -> str:
+    """``url`` if a webhook may post to it: its form fits (``url_form``); with ``private_networks`` off, its
+    host resolves to public addresses only (``resolve_host``). ``InvalidInputError`` (field ``url``) else."""
+    url = url_form(url, schemes=schemes)
+    if not private_networks:
+        parts = urlsplit(url)
+        resolve_host(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80), public_only=True,
+                     resolve=resolve)
     return url
 
 

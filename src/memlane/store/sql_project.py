@@ -44,11 +44,41 @@ class SqlProject(SqlDialect):
     def set_project_settings(self, values: dict[str, Any]) -> None:
         """Write the given fields (a None value is stored as null: the field is cleared)."""
         now = timeutil.now_iso()
-        self._run(lambda con: con.cursor().executemany(
-            self._sql("INSERT INTO {project_settings} ({tenant_col}key, value, updated_at) VALUES ({tenant_val}%s, %s, %s)"
-                      " ON CONFLICT ({tenant_col}key) DO UPDATE SET value = excluded.value,"
-                      " updated_at = excluded.updated_at"),
-            [self._t(key, self._json_in(value), now) for key, value in values.items()]), write=True)
+        self._run(lambda con: self.write_project(con, settings=[(key, value, now) for key, value in values.items()]),
+                  write=True)
+
+    def write_project(self, con: Con, *, settings: Sequence[tuple[str, Any, str]] = (),
+                      webhooks: Sequence[hooks.Webhook] = (), feedback: Sequence[FeedbackRecord] = (),
+                      exports: Sequence[ExportRecord] = ()) -> None:
+        """Write project rows in the caller's transaction on ``con`` (this store's writes, ``memlane migrate``):
+        ``settings`` as (key, value, updated_at), replacing a key's value; webhooks replacing theirs (by id)."""
+        cur = con.cursor()
+        if settings:
+            cur.executemany(self._sql(
+                "INSERT INTO {project_settings} ({tenant_col}key, value, updated_at) VALUES ({tenant_val}%s, %s, %s)"
+                " ON CONFLICT ({tenant_col}key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"),
+                [self._t(key, self._json_in(value), at) for key, value, at in settings])
+        if webhooks:
+            cur.executemany(self._sql(
+                "INSERT INTO {webhooks} ({tenant_col}" + _WEBHOOK_COLUMNS + ") VALUES"
+                " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT ({tenant_col}id) DO UPDATE SET"
+                " name = excluded.name, url = excluded.url, event_types = excluded.event_types,"
+                " is_active = excluded.is_active, updated_at = excluded.updated_at"),
+                [self._t(h.id, h.name, h.url, self._list_in(h.event_types), h.secret, h.is_active, h.created_at,
+                         h.updated_at) for h in webhooks])
+        if feedback:
+            cur.executemany(self._sql(
+                "INSERT INTO {feedback} ({tenant_col}" + _FEEDBACK_COLUMNS + ") VALUES"
+                " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s)"),
+                [self._t(r.id, r.memory_id, r.feedback, r.reason, r.created_at, r.user_id, r.agent_id, r.run_id)
+                 for r in feedback])
+        if exports:
+            cur.executemany(self._sql(
+                "INSERT INTO {exports} ({tenant_col}" + _EXPORT_COLUMNS + ") VALUES"
+                " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s)"),
+                [self._t(e.id, self._json_in(e.schema), self._json_in(e.filters), e.instructions, e.status, e.method,
+                         None if e.result is None else self._json_in(e.result), e.error, e.created_at)
+                 for e in exports])
 
     # -- webhooks ------------------------------------------------------------------------------------
 
@@ -70,13 +100,7 @@ class SqlProject(SqlDialect):
 
     def save_webhook(self, hook: hooks.Webhook) -> None:
         """Insert or replace a webhook (its id)."""
-        self._run(lambda con: con.execute(
-            self._sql("INSERT INTO {webhooks} ({tenant_col}" + _WEBHOOK_COLUMNS + ") VALUES"
-                      " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT ({tenant_col}id) DO UPDATE SET"
-                      " name = excluded.name, url = excluded.url, event_types = excluded.event_types,"
-                      " is_active = excluded.is_active, updated_at = excluded.updated_at"),
-            self._t(hook.id, hook.name, hook.url, self._list_in(hook.event_types), hook.secret, hook.is_active,
-                    hook.created_at, hook.updated_at)), write=True)
+        self._run(lambda con: self.write_project(con, webhooks=[hook]), write=True)
 
     def delete_webhook(self, webhook_id: str) -> bool:
         return bool(self._run(lambda con: con.execute(
@@ -107,11 +131,7 @@ class SqlProject(SqlDialect):
     # -- feedback ------------------------------------------------------------------------------------
 
     def add_feedback(self, record: FeedbackRecord) -> None:
-        self._run(lambda con: con.execute(
-            self._sql("INSERT INTO {feedback} ({tenant_col}" + _FEEDBACK_COLUMNS + ") VALUES"
-                      " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s)"),
-            self._t(record.id, record.memory_id, record.feedback, record.reason, record.created_at, record.user_id,
-                    record.agent_id, record.run_id)), write=True)
+        self._run(lambda con: self.write_project(con, feedback=[record]), write=True)
 
     def feedback_of(self, memory_id: str) -> list[FeedbackRecord]:
         """The feedback given on a memory, oldest first."""
@@ -128,12 +148,7 @@ class SqlProject(SqlDialect):
                             result=None if row[6] is None else self._json_out(row[6]), error=row[7], created_at=row[8])
 
     def save_export(self, export: ExportRecord) -> None:
-        self._run(lambda con: con.execute(
-            self._sql("INSERT INTO {exports} ({tenant_col}" + _EXPORT_COLUMNS + ") VALUES"
-                      " ({tenant_val}%s,%s,%s,%s,%s,%s,%s,%s,%s)"),
-            self._t(export.id, self._json_in(export.schema), self._json_in(export.filters), export.instructions,
-                    export.status, export.method, None if export.result is None else self._json_in(export.result),
-                    export.error, export.created_at)), write=True)
+        self._run(lambda con: self.write_project(con, exports=[export]), write=True)
 
     def export(self, export_id: str | None = None, filters: dict[str, Any] | None = None) -> ExportRecord | None:
         """The export with this id, else the newest one made with exactly these ``filters`` (else the newest)."""
