@@ -10,12 +10,17 @@ description; ``TOOLS`` lists them with what they promise (MCP annotations).
 A tool that fails returns an MCP tool error (``isError``) with a readable
 message; the server keeps running. Arguments that do not fit a tool's schema get one line naming
 each argument at fault, as REST's 422 does (``invalid messages: Input should be a valid string or a
-valid list``), not pydantic's multi-line text.
+valid list``), not pydantic's multi-line text. An argument the tool does not have (``qeury``, ``user``) is
+refused the same way, naming the tool's arguments (``unknown argument qeury (did you mean query?); ...``):
+run as if it were not given, a misspelt scope or query would quietly widen or change the call. The listed
+input schemas say so (``additionalProperties: false``).
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, Optional
@@ -66,9 +71,26 @@ TOOLS: tuple[tuple[Callable[..., dict[str, Any]], ToolAnnotations], ...] = (
 
 
 class MemlaneMCP(MCPServer):
-    """The SDK's server, with the tools' argument errors in one line (``argument_error``)."""
+    """The SDK's server, with the tools' argument errors in one line (``argument_error``) and arguments a
+    tool does not have refused (``unknown_arguments``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: tool -> the names of its arguments, in its schema's order
+        self.arguments: dict[str, tuple[str, ...]] = {}
+
+    async def list_tools(self) -> Any:
+        listed = await super().list_tools()
+        for tool in listed:
+            if tool.name in self.arguments:
+                tool.input_schema = {**tool.input_schema, "additionalProperties": False}
+        return listed
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self.arguments.get(name)
+        unknown = [a for a in arguments if a not in known] if known is not None else []
+        if unknown:
+            raise ToolError(unknown_arguments(name, unknown, known or ()))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -84,10 +106,30 @@ def argument_error(tool: str, error: ValidationError) -> str:
     return f"Error executing tool {tool}: " + "; ".join(f"invalid {e['field']}: {e['message']}" for e in entries)
 
 
+#: unknown arguments named in one error (a call with hundreds says how many more)
+_NAMED = 5
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) -> str:
+    """``Error executing tool search_memories: unknown argument qeury (did you mean query?); search_memories
+    takes query, user_id, ...``: one line, as ``argument_error``."""
+    named = []
+    for argument in unknown[:_NAMED]:
+        close = difflib.get_close_matches(argument, known, n=1)
+        shown = argument if argument.isidentifier() and len(argument) <= 64 else json.dumps(argument[:64])
+        named.append(f"{shown} (did you mean {close[0]}?)" if close else shown)
+    if len(unknown) > _NAMED:
+        named.append(f"and {len(unknown) - _NAMED} more")
+    takes = ", ".join(known) if known else "no arguments"
+    return (f"Error executing tool {tool}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(named)}; "
+            f"{tool} takes {takes}")
+
+
 def build_server(resolve: Resolver, *, name: str = "memlane") -> MCPServer:
     server = MemlaneMCP(name, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for tool, annotations in TOOLS:
         server.add_tool(serving(tool, resolve), annotations=annotations)
+        server.arguments[tool.__name__] = tuple(inspect.signature(tool).parameters)[1:]  # after ``caller``
     return server
 
 
