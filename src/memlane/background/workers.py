@@ -33,6 +33,7 @@ from typing import Protocol
 from memlane.core import timeutil
 from memlane.core.config import BackgroundConfig
 from memlane.core.jobs import Job, JobLostError
+from memlane.core.errors import StoreUnavailableError
 
 log = logging.getLogger("memlane.background")
 
@@ -137,6 +138,9 @@ class Workers:
         while not self._stop.is_set():
             try:
                 claimed = self._claim(worker)
+            except StoreUnavailableError as exc:  # the database is away (its pool logged it once): the next poll
+                log.debug("could not claim a job: %s", exc)
+                claimed = None
             except Exception as exc:  # a database that is down: try again at the next poll
                 log.warning("could not claim a job: %s", exc)
                 claimed = None

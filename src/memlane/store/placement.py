@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memlane.core.errors import StoreError
+from memlane.core.errors import StoreError, StoreUnavailableError
 
 log = logging.getLogger("memlane.store")
 
@@ -117,6 +117,10 @@ class Placement:
             self.database(location)
         return list(self._databases.values())
 
+    def reachability(self) -> list[Any]:
+        """What this process knows of whether each database it has opened answers (nothing is asked)."""
+        return [database.reachability for database in list(self._databases.values())]
+
     def _refresh(self, force: bool) -> None:
         if not force and time.monotonic() - self._read_at < self.refresh_seconds:
             return
@@ -128,7 +132,9 @@ class Placement:
                 with self.home.pool.connection() as con:
                     rows = con.execute("SELECT tenant, location, state FROM memlane_tenant_placement").fetchall()
             except Exception as exc:  # the home database is away: serve from what was known (its call reports it)
-                log.warning("could not read the tenant directory in %s: %s", self.home.location, exc)
+                away = isinstance(exc, StoreUnavailableError)  # its pool logged it once already
+                (log.debug if away else log.warning)("could not read the tenant directory in %s: %s",
+                                                     self.home.location, exc)
                 self._read_at = reading
                 return
             self._entries = {tenant: (location, state) for tenant, location, state in rows}
