@@ -535,6 +535,8 @@ def _pretend_no_speakers(store, backend):
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_SPEAKERS,))
         for table in ("project_settings", "webhooks", "feedback", "exports"):  # made by a later migration
             con.execute(f"DROP TABLE memlane_{table}")
+        # keys trusted with less: columns of a later migration
+        con.execute("ALTER TABLE memlane_api_keys DROP COLUMN read_only, DROP COLUMN users, DROP COLUMN last_used_at")
 
 
 def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again(backend, e5_embedder):

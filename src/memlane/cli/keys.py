@@ -4,7 +4,7 @@ PostgreSQL deployment, in its database, which every server reads)."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
@@ -30,18 +30,22 @@ def _key_store() -> Any:
 def keys_create(
     tenant: str = typer.Option(..., "--tenant", "-t", help="the tenant the key acts for (letters, digits, _ or -)"),
     admin: bool = typer.Option(False, "--admin", help="may reset the tenant and list across all its users"),
+    read_only: bool = typer.Option(False, "--read-only",
+                                   help="reads only: search, get, list, history, context; no add, update or delete"),
+    users: Optional[list[str]] = typer.Option(None, "--user", "-u",
+                                              help="reaches only this user's memories (repeat for several users)"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Create an API key. The key is printed once: only its hash is stored."""
-    key, info = _key_store().create(tenant, admin=admin)
+    key, info = _key_store().create(tenant, admin=admin, read_only=read_only, users=users or None)
     store = _tenant_store(info.tenant)
     if as_json:
         _print_json({"key": key, **info.to_dict(), "store": store})
         return
     sys.stdout.write(key + "\n")
     errors.print(f"[green]created[/green] {info.id} for tenant [bold]{escape(info.tenant)}[/bold]"
-                 f"{' (admin)' if info.admin else ''}. Store the key now: it cannot be shown again.", highlight=False,
-                 soft_wrap=True)
+                 f"{f' ({escape(_trust(info))})' if _trust(info) else ''}. Store the key now: it cannot be shown again.",
+                 highlight=False, soft_wrap=True)
     if info.tenant == DEFAULT_TENANT:
         errors.print(f"its memories: {escape(store)}, the ones Memory(), the memlane command and memlane mcp use",
                      highlight=False, soft_wrap=True)
@@ -67,9 +71,23 @@ def _tenant_store(tenant: str) -> str:
     return str(Tenants.sqlite_file(settings, memlane_home(), tenant))
 
 
+def _trust(info: Any) -> str:
+    """What a key may do beyond or short of its tenant's plain key: admin, read-only, users."""
+    parts = ["admin"] if info.admin else []
+    if info.read_only:
+        parts.append("read-only")
+    if info.users is not None:
+        parts.append("users " + ", ".join(info.users))
+    return "; ".join(parts)
+
+
+def _minute(when: Optional[str]) -> str:
+    return when[:16].replace("T", " ") if when else ""
+
+
 @command("list", on=keys_app)
 def keys_list(as_json: bool = JsonOpt) -> None:
-    """List keys (id, prefix, tenant, admin, created, revoked); never the keys themselves."""
+    """List keys (id, prefix, tenant, access, created, last used, revoked); never the keys themselves."""
     stored = _key_store().list()
     if as_json:
         _print_json([k.to_dict() for k in stored])
@@ -77,11 +95,11 @@ def keys_list(as_json: bool = JsonOpt) -> None:
     from rich.table import Table
 
     table = Table(title="API keys")
-    for column in ("id", "prefix", "tenant", "admin", "created", "revoked"):
+    for column in ("id", "prefix", "tenant", "access", "created", "last used", "revoked"):
         table.add_column(column, no_wrap=column in ("id", "prefix"), overflow="fold")
     for k in stored:
-        table.add_row(k.id, k.prefix + "…", escape(k.tenant), "yes" if k.admin else "",
-                      k.created_at[:16].replace("T", " "), k.revoked_at[:16].replace("T", " ") if k.revoked_at else "")
+        table.add_row(k.id, k.prefix + "…", escape(k.tenant), escape(_trust(k)), k.created_at[:10],
+                      _minute(k.last_used_at), (k.revoked_at or "")[:10])
     console.print(table if stored else "[dim]no API keys; create one with memlane keys create --tenant NAME[/dim]")
 
 

@@ -18,6 +18,7 @@ from starlette.requests import Request
 
 from memlane.core import validation
 from memlane.core.errors import InvalidInputError
+from memlane.hosting.key_limits import limited
 from memlane.hosting.keys import Principal
 from memlane.memory import Memory
 from memlane.server.middleware import PRINCIPAL, REQUEST_ID
@@ -36,8 +37,11 @@ def principal(request: Request) -> Principal:
 
 
 def tenant_memory(request: Request) -> Memory:
+    """The request's tenant's ``Memory``, as far as its key is trusted (``hosting.key_limits``: read-only,
+    some users only)."""
     tenants: Tenants = request.app.state.tenants
-    return tenants.memory(principal(request).tenant)
+    who = principal(request)
+    return limited(tenants.memory(who.tenant), who)
 
 
 async def run_search(request: Request, query: str, **arguments: Any) -> dict[str, Any]:

@@ -27,5 +27,12 @@ class KeysWithLocalToken:
             return self.principal
         return self.keys.verify(key)
 
+    def touch(self, used: dict[str, str]) -> None:
+        self.keys.touch(used)
+
+    @property
+    def CACHE_SECONDS(self) -> float:  # noqa: N802 (the key store's name for it)
+        return self.keys.CACHE_SECONDS
+
     def close(self) -> None:
         self.keys.close()

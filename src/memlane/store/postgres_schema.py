@@ -493,6 +493,13 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (tenant, id)
         )""",
     ],
+    # API keys trusted with less (hosting/keys.py): read-only, limited to some users (a JSON list; NULL: every
+    # user), and when each was last used; the keys of before keep full access (each statement may run again)
+    [
+        "ALTER TABLE memlane_api_keys ADD COLUMN IF NOT EXISTS read_only boolean NOT NULL DEFAULT false",
+        "ALTER TABLE memlane_api_keys ADD COLUMN IF NOT EXISTS users text",
+        f"ALTER TABLE memlane_api_keys ADD COLUMN IF NOT EXISTS last_used_at text {_C}",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"
@@ -535,8 +542,8 @@ def migrate(con: psycopg.Connection, upto: int | None = None, *, transaction: bo
         before = current_version(con)
         if before > VERSION:
             raise StoreError(
-                f"the database has memlane schema version {before}, newer than this memlane understands "
-                f"({VERSION}); upgrade memlane"
+                f"this store was written by a newer memlane (schema {before}, this one reads up to {VERSION}); "
+                "upgrade memlane"
             )
         for version in range(before, target):
             for statement in MIGRATIONS[version]:

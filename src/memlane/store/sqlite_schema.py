@@ -412,7 +412,7 @@ def migrate(con: sqlite3.Connection) -> None:
     current = con.execute("PRAGMA user_version").fetchone()[0]
     if current > VERSION:
         raise StoreError(
-            f"this store has schema version {current}, newer than this memlane understands ({VERSION}); "
+            f"this store was written by a newer memlane (schema {current}, this one reads up to {VERSION}); "
             "upgrade memlane"
         )
     for version in range(current, VERSION):
