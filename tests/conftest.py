@@ -91,6 +91,18 @@ def _model_cache(request, tmp_path_factory):
     yield from _session_env("MEMLANE_MODEL_CACHE", directory)
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored():
+    """What a test's code puts in os.environ (``memlane serve`` hands its settings to worker processes
+    that way; a home's store rule exports MEMLANE_DATABASE_URL) goes with the test: a later test, and
+    the subprocesses it starts, see the session's environment."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def embedder():
     """The real local model, loaded once per test session."""

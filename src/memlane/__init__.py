@@ -15,7 +15,9 @@ from memlane.core.errors import (
     MemlaneError,
     MemoryNotFoundError,
     ScopeError,
+    StorageFullError,
     StoreError,
+    StoreUnavailableError,
 )
 __version__ = "0.1.0"
 
@@ -51,6 +53,8 @@ __all__ = [
     "Memory",
     "MemoryNotFoundError",
     "ScopeError",
+    "StorageFullError",
     "StoreError",
+    "StoreUnavailableError",
     "__version__",
 ]

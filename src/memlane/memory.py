@@ -347,7 +347,7 @@ class Memory(FormsInBackground, ProjectFeatures, Closing):
     def info(self) -> dict[str, Any]:
         info = self.store.info()
         return {"store": info.location, "embedder": self.embeddings.name, "dims": self.embeddings.dims,
-                "memories": info.memories, "history_events": info.history_events}
+                "memories": info.memories, "history_events": info.history_events, "durability": info.durability}
 
     def scopes(self, limit: int = 1000) -> dict[str, list[dict[str, Any]]]:
         """Every user, agent and run with memories or messages here, by id, each with ``memories``

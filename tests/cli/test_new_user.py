@@ -39,6 +39,14 @@ def blocks(page: Path, language: str) -> list[str]:
     return [code for lang, code in BLOCK.findall(page.read_text(encoding="utf-8")) if lang == language]
 
 
+def newcomer_environment() -> dict[str, str]:
+    """This process's environment without a MEMLANE_ variable: a new user has set none (and tests that
+    run a server in this process leave some behind)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("MEMLANE_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `memlane`, as installed
+    return env
+
+
 def run(env: dict, *args: str) -> subprocess.CompletedProcess:
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 0, f"{args}\n{done.stdout}\n{done.stderr}"
@@ -64,9 +72,7 @@ async def mcp_calls(url: str, key: str) -> tuple[dict, dict, str]:
 @pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_a_new_user_walks_the_readme_on_one_home(tmp_path, store):
     home = tmp_path / "home"
-    env = {**os.environ, "MEMLANE_HOME": str(home), "HF_HUB_OFFLINE": "1", "MEM0_TELEMETRY": "False"}
-    for name in ("MEMLANE_URL", "MEMLANE_API_KEY", "MEMLANE_DATABASE_URL"):
-        env.pop(name, None)
+    env = {**newcomer_environment(), "MEMLANE_HOME": str(home), "HF_HUB_OFFLINE": "1", "MEM0_TELEMETRY": "False"}
 
     if store == "sqlite":  # the quickstart is the SDK's own store, the home's SQLite file
         [quickstart] = [b for b in blocks(README, "python") if "MemoryClient" not in b]
@@ -127,7 +133,7 @@ def test_a_new_user_gives_formation_an_llm_as_the_page_shows(tmp_path):
         (tmp_path / "memlane.json").write_text(json.dumps(server_file))
         home = tmp_path / "home"
         home.mkdir()
-        env = {**os.environ, "MEMLANE_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+        env = {**newcomer_environment(), "MEMLANE_HOME": str(home), "HF_HUB_OFFLINE": "1"}
         with ServeProcess(home, serve_args=["--config", str(tmp_path / "memlane.json")], env=env) as server:
             key = server.create_key("default")
             answer = httpx.post(server.url + "/memories", headers={"X-API-Key": key}, timeout=TIMEOUT,

@@ -132,7 +132,8 @@ def test_reembed_switches_the_store_and_resumes_after_interruption(db_path, embe
     with m:
         assert seen[-1] == (31, 31) and seen[0][0] > 8  # the first batch was not redone
         assert m.info() | {"store": None} == {"store": None, "embedder": "local/MiniLM-copy", "dims": 384,
-                                              "memories": 31, "history_events": 31}
+                                              "memories": 31, "history_events": 31,
+                                              "durability": "synchronous=normal"}
         assert m.search("which vehicle?", user_id="u", limit=1)["results"][0]["memory"] == "I drive a red car"
     with pytest.raises(EmbedderMismatchError):
         Memory(sqlite_config(db_path), embedder=embedder)

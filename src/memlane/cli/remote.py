@@ -2,8 +2,8 @@
 
 The CLI uses it when a local server is running (or ``$MEMLANE_URL`` names one): the server has
 the model loaded, so a command answers in milliseconds instead of loading it again. Results are the
-server's JSON, which is ``Memory``'s result as is; the server's 4xx answers become the same typed
-errors ``Memory`` raises.
+server's JSON, which is ``Memory``'s result as is; the server's 4xx answers (and 507, a full disk; 503 with
+``Retry-After``, its database away) become the same typed errors ``Memory`` raises.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 from urllib.parse import quote
 
 from memlane.core.closing import Closing
-from memlane.core.errors import InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError
+from memlane.core.errors import (InvalidInputError, MemlaneError, MemoryNotFoundError, ScopeError, StorageFullError,
+                                 StoreUnavailableError)
 from memlane.hosting import http_client
 from memlane.hosting.local_server import KEY_ENV, ServerAddress
 
@@ -56,6 +57,12 @@ class RemoteMemory(Closing):
             raise ScopeError(detail, field=answer.get("field", "user_id"))
         if 400 <= response.status_code < 500:
             raise InvalidInputError(detail, field=answer.get("field"))
+        if response.status_code == 507:
+            raise StorageFullError(self.address.url, detail)
+        retry_after = response.headers.get("retry-after", "")
+        if response.status_code == 503 and retry_after.isdigit():  # the server's database is away: retry later
+            raise StoreUnavailableError(f"the memlane server at {self.address.url} cannot serve now: {detail}",
+                                        retry_after=int(retry_after))
         raise ServerError(f"the memlane server at {self.address.url} failed: {detail}")
 
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,

@@ -40,6 +40,9 @@ def serve(
     mcp_user_id: str = typer.Option(DEFAULT_USER_ID, "--mcp-user-id",
                                     help="user_id the /mcp tools use when a call names no scope"),
     threads: Optional[int] = typer.Option(None, min=1, help="threads per worker for memory calls (default 40)"),
+    no_rate_limit: bool = typer.Option(False, "--no-rate-limit",
+                                       help="no per-key / per-tenant rate or concurrency limits (the config's "
+                                            "server.rate_limit sets them; docs/rest.md, Limits)"),
     log_level: str = typer.Option("info", help="uvicorn log level"),
     postgres: Optional[bool] = typer.Option(
         None, "--postgres/--sqlite", show_default=False,
@@ -73,11 +76,12 @@ def serve(
         # PostgreSQL stops however the server ends: return, start-up error, SIGINT, SIGTERM
         with _home_store(postgres, as_json) as config:
             _serve(sock, host, port, workers, no_auth, max_body_bytes, mcp_user_id, threads, log_level, as_json,
-                   config)
+                   config, rate_limit=not no_rate_limit)
 
 
 def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: bool, max_body_bytes: int,
-           mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool, config: Any) -> None:
+           mcp_user_id: str, threads: Optional[int], log_level: str, as_json: bool, config: Any, *,
+           rate_limit: bool = True) -> None:
     import uvicorn
 
     from memlane.hosting import local_server
@@ -89,7 +93,7 @@ def _serve(sock: socket.socket, host: str, port: int, workers: int, no_auth: boo
     url = f"http://{shown}:{port}"
     loopback = is_loopback(host)
     settings = ServerSettings(auth=not no_auth, max_body_bytes=max_body_bytes, config=config,
-                              mcp_user_id=mcp_user_id, host=host, threads=threads, url=url,
+                              mcp_user_id=mcp_user_id, host=host, threads=threads, url=url, rate_limit=rate_limit,
                               local_token=local_server.new_token() if loopback and not no_auth else None)
     started: dict[str, Any] = {"url": url, "docs": f"{url}/docs", "dashboard": f"{url}/ui", "mcp": f"{url}/mcp",
                                "mcp_user_id": mcp_user_id, "stores": _store_location(settings), "auth": not no_auth}

@@ -112,11 +112,14 @@ class AddRecord:
 class AddDone:
     """Complete a pending add with its outcome, in the transaction that writes what it formed.
     Fails (``AddAlreadyDone``, nothing written) if the add is not pending any more. ``keep``: keep the
-    record with its outcome (an add with an idempotency key, for its retries); else it is removed."""
+    record with its outcome (an add with an idempotency key, for its retries); else it is removed.
+    ``forget_messages`` (with ``keep=False``): its messages are removed too, the add leaves nothing (one
+    the disk had no room for)."""
 
     id: str
     outcome: dict[str, Any]
     keep: bool = True
+    forget_messages: bool = False
 
 
 @dataclass(slots=True)

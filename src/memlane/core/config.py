@@ -311,11 +311,49 @@ class WebhooksConfig(BaseModel):
     #: the URL schemes a webhook may use
     schemes: list[Literal["http", "https"]] = Field(default_factory=lambda: ["http", "https"], min_length=1)
     #: deliver to loopback, private, link-local and other non-public addresses (a self-hosted receiver is often
-    #: one); False: a webhook's host must resolve to public addresses only, checked at creation and before each
-    #: delivery (against server-side request forgery)
+    #: one); False: a webhook's host must resolve to public addresses only, checked at creation and where each
+    #: delivery connects, to a checked address (against server-side request forgery and DNS rebinding)
     private_networks: bool = True
     #: how long one delivery may take (connect, send, answer)
     timeout_seconds: float = Field(10.0, gt=0, le=300)
+
+
+class BucketConfig(BaseModel):
+    """A token bucket: ``rate`` requests a second on average, up to ``burst`` at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate: float = Field(gt=0)
+    burst: int = Field(ge=1)
+
+
+class RateLimitConfig(BaseModel):
+    """``memlane serve``'s limits per API key and per tenant (docs/rest.md, Limits): over one, a request
+    is answered 429 with ``Retry-After``. Counted per server process."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: False: no limit at all (``memlane serve --no-rate-limit``)
+    enabled: bool = True
+    #: requests of one API key (None: no per-key bucket). 100/s holds a flood of cheap requests (a quiet
+    #: tenant's p95 0.85x its own alone; 500/s: 1.41x, none: 2.2x) and leaves a client sending one request
+    #: after another, or 32 at once for a while, alone (benchmarks/bench_flood.py, RESULTS.md)
+    per_key: Optional[BucketConfig] = Field(default_factory=lambda: BucketConfig(rate=100, burst=400))
+    #: requests of all the keys of one tenant together (None: no per-tenant bucket)
+    per_tenant: Optional[BucketConfig] = Field(default_factory=lambda: BucketConfig(rate=200, burst=800))
+    #: requests of one tenant being answered at once; more wait their turn (None: no cap). 4 holds a flood
+    #: of searches that each embed (quiet tenant's p95 1.34x alone; no limits: 2.6x)
+    concurrency_per_tenant: Optional[int] = Field(4, ge=1)
+    #: requests of one tenant that may wait for a turn; one more is answered 429
+    queue_per_tenant: int = Field(64, ge=0)
+
+
+class ServerConfig(BaseModel):
+    """Read by ``memlane serve`` only (a ``Memory`` ignores it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate_limit: RateLimitConfig = Field(default_factory=RateLimitConfig)
 
 
 class MemoryConfig(BaseModel):
@@ -346,6 +384,8 @@ class MemoryConfig(BaseModel):
     query_cache_size: int = Field(1024, ge=0)
     background: BackgroundConfig = Field(default_factory=BackgroundConfig)
     webhooks: WebhooksConfig = Field(default_factory=WebhooksConfig)
+    #: the REST server's own settings (rate limits)
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
     @model_validator(mode="before")
     @classmethod

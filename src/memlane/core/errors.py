@@ -71,6 +71,16 @@ class NotFoundError(MemlaneError, LookupError):
         self.field = field
 
 
+class PermissionDeniedError(MemlaneError):
+    """The API key may not do this: it is read-only (``permission`` ``write``), limited to some users
+    (``user``: the request names another user, a wildcard or none; ``tenant``: it reaches what the whole
+    tenant shares), or not an admin key (``admin``). 403."""
+
+    def __init__(self, message: str, *, permission: str):
+        super().__init__(message)
+        self.permission = permission
+
+
 class MaintenanceBusyError(MemlaneError):
     """Maintenance of the same scope (a cleanup, a merge) is running already, in this process or
     another server of the deployment; it runs once at a time."""
@@ -86,6 +96,35 @@ class EmbeddingError(MemlaneError):
 
 class StoreError(MemlaneError):
     """The storage backend failed in a way the caller cannot fix by changing input."""
+
+
+class StorageFullError(StoreError):
+    """The disk holding the store is full (SQLite's ``SQLITE_FULL``, PostgreSQL's ``DiskFull``): the
+    write was rolled back, nothing of it was stored. Free space, then retry; an add retried with the
+    same idempotency key happens once. ``location`` names the store, ``cause`` is the database's words."""
+
+    def __init__(self, location: str | None = None, cause: str = ""):
+        super().__init__("the disk holding the store is full: nothing of this request was stored; "
+                         "free space on it, then retry")
+        self.location = location
+        self.cause = cause
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot serve this call now: it is unreachable (stopped, restarting, the network
+    cut), or every connection stays busy. Nothing is wrong with the call: retry it after
+    ``retry_after`` seconds (an add with the same idempotency key happens once). ``location`` names
+    the database (without its password), ``since`` is when it was last seen away (ISO-8601, UTC)."""
+
+    #: seconds a client is told to wait (HTTP ``Retry-After``) unless the error says otherwise
+    RETRY_AFTER = 2
+
+    def __init__(self, message: str, *, location: str | None = None, since: str | None = None,
+                 retry_after: int = RETRY_AFTER):
+        super().__init__(message)
+        self.location = location
+        self.since = since
+        self.retry_after = retry_after
 
 
 class _AddKeyError(MemlaneError):

@@ -14,6 +14,13 @@ fails or the process dies), then what they formed. ``Adds`` makes the pair behav
    next add in its scope, before that add.
 4. **Retry.** An add with an ``idempotency_key`` already journaled answers the first call's outcome
    (completing it first if its process died); the same key with a different request is an error.
+5. **A full disk.** An add whose formation could not be written for want of space
+   (``StorageFullError``) is undone: its messages and its record are removed, so the error means
+   nothing of it was stored and a retry (with its key or not) adds it once. If the disk is too full
+   even to delete, this process undoes it later: before a retry with its key, or the next add in its
+   scope (should the process stop first, the next open completes it as a crashed add's).
+   An add the database went away from (``StoreUnavailableError``: the server answered 503) is undone
+   the same way, so its retry with the same key keeps its messages once.
 
 An async add (``add(async_mode=True)``, ``background/``) keeps its messages and its job in one
 transaction, so it needs no recovery here; with a key it is journaled in that transaction as done
@@ -36,7 +43,8 @@ from memlane.core import filters as flt
 from memlane.core import timeutil
 from memlane.core.arguments import AddCall
 from memlane.core.changes import DONE, PENDING, AddDone, AddRecord, ChangeSet
-from memlane.core.errors import AddAlreadyDone, AddInProgress, AddKeyTaken, IdempotencyKeyReused
+from memlane.core.errors import (AddAlreadyDone, AddInProgress, AddKeyTaken, IdempotencyKeyReused, StorageFullError,
+                                 StoreUnavailableError)
 from memlane.core.ids import new_id
 from memlane.core.models import Message, MessageRecord
 from memlane.ingest.formation import Formation
@@ -114,6 +122,9 @@ class Adds:
         self.formation = formation
         self.owner = this_process()
         self._completed = 0
+        #: adds of this process the disk had no room to undo (``forget``) or to release (``release``) yet
+        self._to_forget: set[str] = set()
+        self._released: set[str] = set()
 
     # -- the call ---------------------------------------------------------------------------------
 
@@ -123,13 +134,21 @@ class Adds:
             if found is not None:
                 return self._replay(found, call)
         self.complete_stale(call.ids)  # what a crash left behind in this scope comes first
+        for add_id in list(self._to_forget):  # the store answers again: undo what it could not undo then
+            self.forget(add_id)
         record, kept = self.journal_record(call, key)
         try:
             self.store.apply(ChangeSet(messages=kept, journal=record))
         except AddKeyTaken:  # a concurrent call with the same key journaled first
             return self.add(call, key)
+        except StoreUnavailableError:  # the database went away, maybe while it committed: undone if it did
+            self.forget(record.id)
+            raise
         try:
             return self.complete(record, call, [m.created_at for m in kept])
+        except (StorageFullError, StoreUnavailableError):
+            self.forget(record.id)
+            raise
         except BaseException:
             self.drop(record.id)
             raise
@@ -188,6 +207,8 @@ class Adds:
     def stale(self, record: AddRecord) -> bool:
         """Whether a pending add's owner is gone: a process of this host that stopped, or another
         host's whose lease ran out."""
+        if record.id in self._released and record.owner == self.owner:
+            return True  # this process gave it up, and could not write so
         alive = owner_alive(record.owner)
         if alive is None:
             return not record.lease_until or record.lease_until < timeutil.now_iso()
@@ -197,6 +218,7 @@ class Adds:
         """Claim a stale pending add and complete it; None if another process claimed it first."""
         if not self.store.claim_add(record.id, record.owner, self.owner, _later(LEASE)):
             return None
+        self._released.discard(record.id)
         log.info("completing add %s of %s (its process %s is gone)", record.id,
                  {k: v for k, v in (("user_id", record.user_id), ("agent_id", record.agent_id),
                                     ("run_id", record.run_id)) if v}, record.owner)
@@ -211,20 +233,37 @@ class Adds:
         except Exception:  # the store itself failed (or the add was completed meanwhile)
             log.exception("could not end the failed add %s", add_id)
 
+    def forget(self, add_id: str) -> None:
+        """Undo an add the disk had no room for: its messages and its record are removed (its caller
+        was told nothing was stored). A disk too full even for that: kept in ``_to_forget`` for later."""
+        try:
+            self.store.apply(ChangeSet(done=AddDone(add_id, {}, keep=False, forget_messages=True)))
+        except AddAlreadyDone:  # not pending any more: nothing of it is left to undo
+            pass
+        except Exception as exc:
+            log.warning("could not undo the add %s yet (%s); undone before its retry or the next add of its "
+                        "scope", add_id, type(exc).__name__)
+            self._to_forget.add(add_id)
+            return
+        self._to_forget.discard(add_id)
+
     def release(self, add_id: str) -> None:
         """Give up a recovered add this process could not complete (its formation raised: a provider
         down): the next add in its scope, a retry with its key or the next open tries again, instead of
         it waiting for this process to end."""
         try:
             self.store.claim_add(add_id, self.owner, None, None)
-        except Exception:  # the store itself failed: the add is recovered when this process ends
+        except Exception:  # the store itself failed (a full disk): stale to this process from now on
             log.exception("could not release the pending add %s", add_id)
+            self._released.add(add_id)
 
     def complete_stale(self, scope: dict[str, str] | None = None, limit: int = 100) -> int:
         """Complete the stale pending adds (of exactly ``scope``, or all), oldest first; how many."""
         done = 0
         for record in self.store.pending_adds(scope, limit):
-            if self.stale(record):
+            if record.id in self._to_forget:
+                self.forget(record.id)
+            elif self.stale(record):
                 try:
                     if self.take_over(record) is not None:
                         done += 1
@@ -255,6 +294,11 @@ class Adds:
         if record.fingerprint != fingerprint(call, queued):
             raise IdempotencyKeyReused(f"idempotency key {record.key!r} was used for another add (other messages, "
                                        "scope or options); use a new key for a new add", field="idempotency_key")
+        if record.id in self._to_forget:  # its first call was told the disk was full: undo it, then add anew
+            self.forget(record.id)
+            if record.id in self._to_forget:
+                raise StorageFullError(getattr(self.store, "location", None), "the first call is not undone yet")
+            return self.add(call, record.key)
         deadline = time.monotonic() + WAIT_SECONDS
         while record.status == PENDING:
             if self.stale(record):

@@ -38,10 +38,13 @@ from memlane.core import filters as flt
 from memlane.core.scope import pins_scope
 from memlane.core import validation
 from memlane.core.errors import (AddInProgress, EventNotFoundError, FilterError, InvalidInputError,
-                                 MaintenanceBusyError, MemlaneError, MemoryNotFoundError, ScopeError)
+                                 MaintenanceBusyError, MemlaneError, MemoryNotFoundError, PermissionDeniedError,
+                                 ScopeError,
+                                 StorageFullError, StoreUnavailableError)
 from memlane.core.models import MEMORY_TYPES
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
+from memlane.hosting.key_limits import LimitedMemory
 from memlane.hosting.tenancy import widens_scope
 
 log = logging.getLogger("memlane.mcp")
@@ -141,6 +144,13 @@ def run(action: Callable[[], Any], caller: Caller | None = None) -> Any:
         raise ToolFailure(f"{exc} (a server can set a default user: {flag})") from None
     except InvalidInputError as exc:
         raise ToolFailure(f"invalid {exc.field or 'argument'}: {exc}") from None
+    except PermissionDeniedError as exc:  # a read-only or user-limited key (hosting/key_limits.py)
+        raise ToolFailure(str(exc)) from None
+    except StorageFullError as exc:  # the server's disk, not a fault of memlane's: one line in the log
+        log.error("the disk holding the store %s is full: %s", exc.location, " ".join(exc.cause.split()))
+        raise ToolFailure(f"StorageFullError: {exc}") from None
+    except StoreUnavailableError as exc:  # the database is away (the store logged it once): the cause, and to retry
+        raise ToolFailure(f"StoreUnavailableError: {exc}") from None
     except MemlaneError as exc:
         log.exception("memlane failed in a tool call")
         raise ToolFailure(f"memlane failed: {type(exc).__name__}: {exc}") from None
@@ -498,7 +508,10 @@ def search_documents(
     if not isinstance(collection_name, str) or not collection_name:
         raise ToolFailure("collection_name must be a collection's name, or 'all'")
     warnings: list[str] = []
-    documents = Documents.for_memory(caller.memory)
+    memory = caller.memory
+    if isinstance(memory, LimitedMemory):  # documents are the whole tenant's: refused to a user-limited key
+        memory = run(lambda: memory.shared("searching documents"))
+    documents = Documents.for_memory(memory)
     top_k = coerce_limit(top_k, 3, documents.settings.max_top_k, warnings, name="top_k")
 
     def search() -> dict[str, Any]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import anyio
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi_offline import FastAPIOffline
 from starlette.routing import Route
 
@@ -38,15 +38,18 @@ from memlane.embeddings import Embedder
 from memlane.embeddings import choice as embedder_choice
 from memlane.store import recorded_embedders
 from memlane.hosting import local_server
+from memlane.hosting.key_check import KeyCheck
+from memlane.hosting.key_limits import limited
 from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
 from memlane.server import (context_routes, dashboard, documents_routes, errors, events_routes, openapi, platform,
                             project_routes, routes)
-from memlane.server import platform_batch, platform_entities, platform_profiles, platform_refusals
+from memlane.server import grants, platform_batch, platform_entities, platform_profiles, platform_refusals
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.llms import check_llm
 from memlane.server.local_token import KeysWithLocalToken
 from memlane.server.middleware import PRINCIPAL, Authenticate, BodyLimit, RequestContext
+from memlane.server.rate_limit import RateLimit
 from memlane.hosting.tenancy import DEFAULT_TENANT, Tenants
 
 log = logging.getLogger("memlane.server")
@@ -92,6 +95,9 @@ class ServerSettings:
     #: command: announced in ``<home>/server.json`` once the server is ready, withdrawn when it stops
     url: Optional[str] = None
     local_token: Optional[str] = None
+    #: False: no rate or concurrency limits, whatever the config's ``server.rate_limit`` says
+    #: (``memlane serve --no-rate-limit``)
+    rate_limit: bool = True
 
     def __post_init__(self) -> None:
         self.home = Path(self.home).expanduser()
@@ -116,6 +122,7 @@ class ServerSettings:
             background=env.get("MEMLANE_SERVER_NO_BACKGROUND", "") not in ("1", "true", "yes"),
             url=env.get("MEMLANE_SERVER_URL") or None,
             local_token=env.get("MEMLANE_SERVER_LOCAL_TOKEN") or None,
+            rate_limit=env.get("MEMLANE_SERVER_NO_RATE_LIMIT", "") not in ("1", "true", "yes"),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -134,6 +141,8 @@ class ServerSettings:
             env["MEMLANE_SERVER_URL"] = self.url
         if self.local_token:
             env["MEMLANE_SERVER_LOCAL_TOKEN"] = self.local_token
+        if not self.rate_limit:
+            env["MEMLANE_SERVER_NO_RATE_LIMIT"] = "1"
         return env
 
     def announcement(self) -> Optional[local_server.ServerAddress]:
@@ -175,6 +184,8 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
     keys: Any = key_store
     if keys is not None and settings.local_token:
         keys = KeysWithLocalToken(keys, settings.local_token, DEFAULT_TENANT)
+    # keys read off the event loop, served from a cache while their store does not answer
+    key_check = KeyCheck(keys, refresh_seconds=keys.CACHE_SECONDS) if keys is not None else None
     mcp_manager = _mcp_manager(settings, tenants) if settings.mcp else None
 
     @asynccontextmanager
@@ -202,16 +213,20 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
                 if announcement is not None:
                     local_server.withdraw(settings.home, announcement, replaced)
                 tenants.close()
+                if key_check is not None:
+                    key_check.close()
                 if keys is not None:
                     keys.close()
 
     # Swagger UI and ReDoc from fastapi-offline's packaged copies (no CDN): /docs works offline
     app = FastAPIOffline(title="memlane", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                         redirect_slashes=False, static_url=DOCS_ASSETS, responses=errors.RESPONSES)
+                         redirect_slashes=False, static_url=DOCS_ASSETS, responses=errors.RESPONSES,
+                         dependencies=[Depends(grants.check_route)])  # what a read-only or user-limited key may do
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
     app.state.key_store = key_store
+    app.state.key_check = key_check
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(platform.router)
@@ -228,7 +243,10 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
 
         app.router.routes.append(Route("/mcp", endpoint=StreamableHTTPASGIApp(mcp_manager), include_in_schema=False))
     # add_middleware wraps: the last added runs first
-    app.add_middleware(Authenticate, keys=keys, no_auth_tenant=None if settings.auth else DEFAULT_TENANT)
+    limits = config_mod.load(settings.config).server.rate_limit
+    if settings.rate_limit and limits.enabled:  # after Authenticate: it reads the request's key and tenant
+        app.add_middleware(RateLimit, config=limits)
+    app.add_middleware(Authenticate, keys=key_check, no_auth_tenant=None if settings.auth else DEFAULT_TENANT)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestContext)
     return app
@@ -258,7 +276,7 @@ def _mcp_manager(settings: ServerSettings, tenants: Tenants) -> Any:
         principal = request.scope.get(PRINCIPAL) if request is not None else None
         if principal is None:  # the Authenticate middleware guards /mcp; this is only a second lock
             raise ToolError("not authenticated")
-        return tools.Caller(memory=tenants.memory(principal.tenant), admin=principal.admin,
+        return tools.Caller(memory=limited(tenants.memory(principal.tenant), principal), admin=principal.admin,
                             default_user_id=settings.mcp_user_id, default_user_flag="memlane serve --mcp-user-id NAME")
 
     server = build_server(resolve)

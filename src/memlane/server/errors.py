@@ -9,9 +9,12 @@
 | ``ScopeError`` (no user/agent/run id)   | 400 |
 | ``MemoryNotFoundError``, ``EventNotFoundError``, ``EntityNotFoundError`` | 404 |
 | ``NotFoundError`` (a webhook, an export, another project) | 404 |
+| ``PermissionDeniedError`` (a read-only or user-limited key) | 403, ``permission`` names what it lacks |
 | ``MaintenanceBusyError`` (that scope's maintenance runs already) | 409 |
 | ``AddInProgress`` (same Idempotency-Key, first still running) | 409 |
 | ``EmbeddingError`` (embedding provider) | 503, logged on one line |
+| ``StoreUnavailableError`` (the database is unreachable, or every connection busy) | 503 with ``Retry-After`` |
+| ``StorageFullError`` (the disk holding the store is full) | 507, logged on one line |
 | any other ``MemlaneError``              | 500, logged |
 
 Anything else is a bug: ``RequestContext`` logs it and answers 500.
@@ -42,10 +45,13 @@ from memlane.core.errors import (
     MemlaneError,
     MemoryNotFoundError,
     NotFoundError,
+    PermissionDeniedError,
     ScopeError,
+    StorageFullError,
+    StoreUnavailableError,
 )
 from memlane.core.logcontext import one_line
-from memlane.server.middleware import REQUEST_ID
+from memlane.server.middleware import REQUEST_ID, store_unavailable
 
 log = logging.getLogger("memlane.server")
 
@@ -64,21 +70,29 @@ class ErrorBody(BaseModel):
     path: str | None = Field(None, description="where in a filter the fault is")
     errors: list[FieldError] | None = Field(None, description="every field at fault (422 from the request schema)")
     request_id: str | None = Field(None, description="the id of the request in the server log (5xx)")
+    permission: str | None = Field(None, description="what the key lacks (403): write, user, tenant or admin")
+    limit: str | None = Field(None, description="the limit a 429 is over: per_key, per_tenant or concurrency")
+    retry_after: float | None = Field(None, description="seconds until the request would be let through (429)")
 
 
 #: documented on every operation (``FastAPI(responses=...)``), so the OpenAPI schema says what errors look like
 RESPONSES: dict[int | str, dict[str, Any]] = {status: {"model": ErrorBody, "description": description} for status, description in [
     (400, "the request names no user_id, agent_id or run_id"),
     (401, "no API key, or an unknown or revoked one"),
-    (403, "the key may not do this (admin operations)"),
+    (403, "the key may not do this: admin operations, writes with a read-only key, other users with a "
+          "user-limited key; permission names what it lacks"),
     (404, "no such memory, collection or document"),
     (409, "a name that is already taken, or an add with this Idempotency-Key still being processed"),
     (405, "the path does not serve this method; Allow lists those it does"),
     (413, "the request body is larger than the server's limit"),
     (414, "the URL is longer than the server reads"),
     (422, "a field is invalid; field names it"),
+    (429, "the key or its tenant is over a rate or concurrency limit: limit names it; retry after Retry-After "
+          "seconds"),
     (500, "a server fault; request_id finds it in the server log"),
-    (503, "the embedding provider failed; request_id finds it in the server log"),
+    (503, "the database is unreachable (retry after Retry-After seconds), or the embedding provider failed; "
+          "request_id finds it in the server log"),
+    (507, "the disk holding the store is full: nothing of the request was stored; retry once space is freed"),
 ]}
 
 _LOCATIONS = ("body", "query", "path", "header")
@@ -127,12 +141,29 @@ async def _item_not_found(request: Request, exc: NotFoundError) -> JSONResponse:
     return _error(404, f"Not found: {exc}", field=exc.field)
 
 
+async def _denied(request: Request, exc: PermissionDeniedError) -> JSONResponse:
+    return _error(403, str(exc), permission=exc.permission)
+
+
 async def _busy(request: Request, exc: MaintenanceBusyError) -> JSONResponse:
     return _error(409, str(exc))
 
 
 async def _in_progress(request: Request, exc: AddInProgress) -> JSONResponse:
     return _error(409, str(exc), headers={"Retry-After": "1"}, field="idempotency_key")
+
+
+async def _storage_full(request: Request, exc: StorageFullError) -> JSONResponse:
+    """507 Insufficient Storage: the write was rolled back; the same request succeeds once space is freed."""
+    request_id = request.scope.get(REQUEST_ID)
+    log.error("request %s: the disk holding the store %s is full (%s)", request_id, exc.location,
+              ' '.join(exc.cause.split()) or 'no space left')
+    return _error(507, f"{exc} (request id {request_id})", request_id=request_id)
+
+
+async def _unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
+    body, headers = store_unavailable(exc, request.scope.get(REQUEST_ID))
+    return ErrorJson(body, status_code=503, headers=headers)
 
 
 async def _http(request: Request, exc: HTTPException) -> JSONResponse:
@@ -183,7 +214,10 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(EventNotFoundError, _event_not_found)  # type: ignore[arg-type]
     app.add_exception_handler(NotFoundError, _item_not_found)  # type: ignore[arg-type]
     app.add_exception_handler(EntityNotFoundError, _entity_not_found)  # type: ignore[arg-type]
+    app.add_exception_handler(PermissionDeniedError, _denied)  # type: ignore[arg-type]
     app.add_exception_handler(MaintenanceBusyError, _busy)  # type: ignore[arg-type]
     app.add_exception_handler(AddInProgress, _in_progress)  # type: ignore[arg-type]
+    app.add_exception_handler(StorageFullError, _storage_full)  # type: ignore[arg-type]
+    app.add_exception_handler(StoreUnavailableError, _unavailable)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(MemlaneError, _server_fault)  # type: ignore[arg-type]

@@ -7,8 +7,9 @@ Outermost first:
   JSON body (never a stack trace).
 * ``BodyLimit``: 413 for bodies over the limit, by ``Content-Length`` up front
   and by counting while the body is read (chunked uploads).
-* ``Authenticate``: resolves the API key to a ``Principal`` (tenant, admin) or
-  answers 401; public paths (health, docs) need no key.
+* ``Authenticate``: resolves the API key to a ``Principal`` (tenant, admin, read-only, users) or
+  answers 401 (503 when the key store does not answer and the key is not one it verified recently:
+  ``hosting.key_check``, which reads keys off the event loop); public paths (health, docs) need no key.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memlane.core import logcontext
-from memlane.hosting.keys import KeyStore, Principal
+from memlane.core.errors import StoreUnavailableError
+from memlane.hosting.key_check import KeyCheck
+from memlane.hosting.keys import Principal
 
 log = logging.getLogger("memlane.server")
 
 REQUEST_ID = "memlane.request_id"
 PRINCIPAL = "memlane.principal"
-PUBLIC_PATHS = frozenset({"/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/ui"})
+PUBLIC_PATHS = frozenset({"/health", "/ready", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json", "/ui"})
 #: the API docs' packaged scripts and styles; the dashboard's page and assets (they hold no data and no key;
 #: every API call they make sends one)
 PUBLIC_PREFIXES = ("/docs-assets/", "/ui/")
@@ -44,6 +47,14 @@ async def send_json(send: Send, status: int, body: dict[str, Any], headers: dict
     raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": payload})
+
+
+def store_unavailable(exc: StoreUnavailableError, request_id: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The 503 answer (body, headers) to a request the database cannot serve now: the cause, the request
+    id, and ``Retry-After``. A route's error and the API-key check (which reads the database) share it."""
+    log.info("request %s: 503, %s", request_id, exc)
+    return ({"detail": f"{exc} (request id {request_id})", "request_id": request_id},
+            {"Retry-After": str(exc.retry_after)})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -95,6 +106,11 @@ class RequestContext(HttpMiddleware):
             if started:
                 raise
             await send_json(send_with_id, 413, {"detail": exc.detail})
+        except StoreUnavailableError as exc:  # the database is away before a route ran (the API-key check)
+            if started:
+                raise
+            body, headers = store_unavailable(exc, request_id)
+            await send_json(send_with_id, 503, body, headers)
         except Exception:
             log.exception("request %s failed: %s %s", request_id, scope.get("method"), scope.get("path"))
             if started:
@@ -153,7 +169,7 @@ def bearer_key(scope: Scope) -> str | None:
 
 
 class Authenticate(HttpMiddleware):
-    def __init__(self, app: ASGIApp, keys: KeyStore | None, *, no_auth_tenant: str | None = None):
+    def __init__(self, app: ASGIApp, keys: KeyCheck | None, *, no_auth_tenant: str | None = None):
         super().__init__(app)
         self.keys = keys
         self.no_auth = Principal(tenant=no_auth_tenant, admin=True) if no_auth_tenant else None
@@ -172,7 +188,8 @@ class Authenticate(HttpMiddleware):
                                 {"www-authenticate": "Bearer"})
                 return
             assert self.keys is not None
-            principal = self.keys.verify(key)
+            # off the event loop; a key store that does not answer: StoreUnavailableError (RequestContext's 503)
+            principal = await self.keys.principal(key)
             if principal is None:
                 await send_json(send, 401, {"detail": "Invalid API key: unknown or revoked"},
                                 {"www-authenticate": 'Bearer error="invalid_token"'})

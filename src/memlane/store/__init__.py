@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memlane.core.config import MemoryConfig, memlane_home, validate
 from memlane.core.defaults import DEFAULT_TENANT  # noqa: F401  (the tenant of Memory(), the CLI, memlane mcp)
@@ -34,6 +34,15 @@ class SQLiteStoreConfig(BaseModel):
     embedding_model_dims: Optional[int] = Field(None, ge=1, description="checked against the embedder")
     vector_dtype: Literal["float32", "float16"] = "float32"
     busy_timeout: float = Field(30.0, gt=0, description="seconds to wait for another writer")
+    synchronous: Literal["normal", "full"] = Field(
+        "normal", description="when a commit is on the disk (docs/storage.md, Durability): 'normal' (WAL; an "
+                              "acknowledged write survives a crash of the process, the last ones may be lost on "
+                              "power loss) or 'full' (each commit flushed to the disk first: survives power loss)")
+
+    @field_validator("synchronous", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
 
 class PostgresStoreConfig(BaseModel):
@@ -66,6 +75,17 @@ class PostgresStoreConfig(BaseModel):
     databases: dict[str, str] = Field(default_factory=dict,
                                       description="other databases tenants may be placed in, by label: "
                                                   "{\"eu\": \"postgresql://...\"} (memlane tenants move)")
+    synchronous_commit: Optional[Literal["on", "off", "local", "remote_write", "remote_apply"]] = Field(
+        None, description="PostgreSQL's synchronous_commit for memlane's connections (docs/storage.md, "
+                          "Durability); unset: the server's (on by default: durable when acknowledged). 'off' "
+                          "acknowledges before the commit is flushed: a crash of the server may lose the last ones")
+
+    @field_validator("synchronous_commit", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:  # YAML reads on/off as booleans
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value.lower() if isinstance(value, str) else value
 
     def resolved_dsn(self) -> str:
         dsn = self.dsn or os.environ.get(DATABASE_URL_ENV)
@@ -80,7 +100,8 @@ class PostgresStoreConfig(BaseModel):
         return dict(schema_name=self.schema_name, min_size=self.min_connections,
                     max_size=max(self.max_connections, self.min_connections), connect_timeout=self.connect_timeout,
                     migrate=self.auto_migrate, hnsw_m=self.hnsw_m, hnsw_ef_construction=self.hnsw_ef_construction,
-                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples, vector_index=self.vector_index)
+                    ef_search=self.ef_search, max_scan_tuples=self.max_scan_tuples, vector_index=self.vector_index,
+                    synchronous_commit=self.synchronous_commit)
 
 
 def postgres_settings(config: dict | None) -> PostgresStoreConfig:
@@ -224,7 +245,8 @@ def _sqlite_store(config: MemoryConfig, dims: int | None, tenant: str | None, *,
 
     tenant = tenant_name(tenant or DEFAULT_TENANT)
     path = sqlite_path(sqlite, config.history_db_path, tenant, home)
-    store = SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout)
+    store = SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout,
+                        synchronous=sqlite.synchronous)
     store.project_name = tenant  # the file is the tenant's: its rows carry no tenant
     return store
 

@@ -31,6 +31,8 @@ class StoreInfo:
     dims: int | None
     memories: int
     history_events: int
+    #: what an acknowledged write survives: the setting in force (docs/storage.md, Durability)
+    durability: str = ""
 
 
 class ReembedItem(NamedTuple):

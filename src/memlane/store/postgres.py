@@ -8,7 +8,8 @@
   memory from any number of processes serialise instead of losing a write.
 - A dropped connection (server restart, failover) is retried once, except when it broke
   during COMMIT (the outcome is unknown then, and the error says so); then the call fails
-  with ``StoreError``.
+  with ``StoreError``. A database that no longer answers at all is ``StoreUnavailableError``,
+  at once and for every call until it is back (``store/postgres_pool.py``).
 - Search chooses per query: when the rows the scope ids (or the tenant) admit are few
   (``exact_search_limit``), it scores all of them exactly; otherwise it asks the HNSW
   index with pgvector's iterative scans, which keep scanning until enough rows pass the
@@ -39,7 +40,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from memlane.text import keywords
-from memlane.core.errors import ConfigError, MaintenanceBusyError, StoreError
+from memlane.core.errors import ConfigError, MaintenanceBusyError, StorageFullError, StoreError, StoreUnavailableError
 from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Node, scope_ids
 from memlane.core.models import MemoryRecord, MessageRecord
 from memlane.store import bm25
@@ -47,6 +48,7 @@ from memlane.store import postgres_schema as schema
 from memlane.store.base import SearchReads
 from memlane.store.placement import MOVE_LOCK, Placement, TenantMovedError
 from memlane.store.postgres_filters import NOW_SQL, PostgresFilterCompiler, casefold_sql
+from memlane.store.postgres_pool import GuardedPool, Reachability
 from memlane.store.sql import RECORD_COLUMNS, RECORD_WIDTH, SqlMemoryStore, added_history, unique
 from memlane.store.sql_dialect import T
 
@@ -241,6 +243,20 @@ def reindex_keywords(con: psycopg.Connection, condition: str, batch: int = 2000)
         last = rows[-1][0]
 
 
+#: libpq's TCP settings for a network that silently drops packets (a black-holed route, a dead peer): a
+#: connection waiting on it is declared dead within about half a minute — keepalive probes after 10 s idle,
+#: 3 unanswered 5 s apart; data unacknowledged for 30 s — instead of the operating system's ~15 minutes.
+#: Unix-socket connections (the bundled PostgreSQL) ignore them.
+TCP_LIVENESS = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+                "tcp_user_timeout": 30_000}
+
+
+def tcp_liveness(dsn: str) -> dict[str, int]:
+    """``TCP_LIVENESS`` but for what the DSN sets itself (the operator's values win)."""
+    given = conninfo_to_dict(dsn)
+    return {name: value for name, value in TCP_LIVENESS.items() if name not in given}
+
+
 class PostgresDatabase:
     """A connection pool to one database (and schema), with the memlane schema brought up to date.
 
@@ -250,8 +266,10 @@ class PostgresDatabase:
     def __init__(self, dsn: str, *, schema_name: str = "public", min_size: int = 1, max_size: int = 10,
                  connect_timeout: float = 10.0, migrate: bool = True, check: bool = True, hnsw_m: int = 16,
                  hnsw_ef_construction: int = 128, ef_search: int = 100, max_scan_tuples: int = 20_000,
-                 vector_index: bool = True):
+                 vector_index: bool = True, synchronous_commit: str | None = None):
         self.dsn = dsn
+        #: PostgreSQL's synchronous_commit for the pool's sessions (None: the server's setting)
+        self.synchronous_commit = synchronous_commit
         self.location = redact(dsn)
         self.schema = schema_name
         self.hnsw_m, self.hnsw_ef_construction = hnsw_m, hnsw_ef_construction
@@ -271,9 +289,11 @@ class PostgresDatabase:
                     )
                 upgrade_schema(con)
         self.casefold = casefold_sql(self.server_version)
-        self.pool = psycopg_pool.ConnectionPool(
-            dsn, min_size=min_size, max_size=max_size, timeout=connect_timeout, open=False,
-            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))}, configure=self._configure,
+        # a pool that fails at once while the database is away, and refills as soon as it is back
+        self.pool = GuardedPool(
+            dsn, location=self.location, min_size=min_size, max_size=max_size, timeout=connect_timeout, open=False,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout)), **tcp_liveness(dsn)},
+            configure=self._configure,
             name="memlane",
         )
         try:
@@ -341,8 +361,15 @@ class PostgresDatabase:
                     " set_config('hnsw.ef_search', %s, false), set_config('hnsw.max_scan_tuples', %s, false),"
                     " set_config('plan_cache_mode', 'force_custom_plan', false)",
                     (str(self.ef_search), str(self.max_scan_tuples)))
+        if self.synchronous_commit is not None:
+            con.execute("SELECT set_config('synchronous_commit', %s, false)", (self.synchronous_commit,))
         register_vector(con)
         con.adapters.register_dumper(Tsvector, TsvectorDumper)
+
+    @property
+    def reachability(self) -> Reachability:
+        """Whether the database answers, as this process last saw it (``store/postgres_pool.py``)."""
+        return self.pool.reach
 
     def ensure_index(self, dims: int) -> None:
         if dims in self._indexed or not self.vector_index:
@@ -512,17 +539,26 @@ class PostgresStore(SqlMemoryStore):
                         result = work(con)
                         committing = True
                     return result
-            except psycopg_pool.PoolTimeout:
-                raise StoreError(
+            except psycopg_pool.PoolTimeout:  # the database answers (GuardedPool checked): every connection is busy
+                raise StoreUnavailableError(
                     f"no connection to PostgreSQL at {self.db.location} became free within "
-                    f"{self.db.connect_timeout:g} s (pool of {self.db.pool.max_size}; the server may be down "
-                    "or every connection busy)") from None
+                    f"{self.db.connect_timeout:g} s: every connection of the pool ({self.db.pool.max_size}) stayed "
+                    "busy; retry in a moment, or raise vector_store.config.max_connections",
+                    location=self.db.location) from None
+            except psycopg.errors.DiskFull as exc:  # the server rolled the transaction back
+                raise StorageFullError(self.db.location, str(exc).strip()) from None
             except psycopg.errors.TransactionRollback as exc:
                 if attempt == 2:
                     raise StoreError(f"PostgreSQL rolled back the transaction twice ({exc.sqlstate}): "
                                      f"{str(exc).strip()}") from None
             except psycopg.OperationalError as exc:
                 lost = con is None or con.closed or con.broken
+                if lost and not self.db.pool.lost():  # the database is away (a probe says so): 503, no retry
+                    error = self.db.pool.reach.unavailable()
+                    if committing:
+                        error.args = (f"{error} (the write being committed may or may not have been applied: "
+                                      "retry an add with the same idempotency key)",)
+                    raise error from None
                 if lost and committing:
                     raise StoreError(
                         f"the connection to PostgreSQL at {self.db.location} was lost while committing; the "
@@ -762,6 +798,9 @@ class PostgresStore(SqlMemoryStore):
     def location(self) -> str:
         where = f"?schema={self.db.schema}" if self.db.schema != "public" else ""
         return f"{self.db.location}{where}#tenant={self.tenant}"
+
+    def _durability(self, con: psycopg.Connection) -> str:
+        return "synchronous_commit=" + con.execute("SHOW synchronous_commit").fetchone()[0]
 
     def transaction(self, work: Callable[[psycopg.Connection], T], *, write: bool) -> T:
         """``work`` on a pooled connection for tables kept in this database (``SharedDatabase``), with

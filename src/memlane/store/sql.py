@@ -120,6 +120,10 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
     @abstractmethod
     def _drop_tokens(self, con: Con, memory_id: str) -> None: ...
 
+    @abstractmethod
+    def _durability(self, con: Con) -> str:
+        """The setting that decides what an acknowledged write survives (``synchronous=normal``)."""
+
     def _lock_binding(self, con: Con) -> None:
         """Make two processes binding an embedder at once take turns (SQLite's write lock does already)."""
 
@@ -462,7 +466,7 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
                                             self._t()).fetchone()[0] for table in ("memories", "history"))
             return StoreInfo(location=self.location, embedder=meta.get("embedder"),
                              dims=int(meta["dims"]) if meta.get("dims") else None, memories=memories,
-                             history_events=events)
+                             history_events=events, durability=self._durability(con))
 
         return self._run(read)
 

@@ -62,6 +62,13 @@ class SqlAddJournal(SqlDialect):
                                             " lease_until = NULL, updated_at = %s WHERE {tenant}id = %s AND status = %s"),
                                   (DONE, self._json_in(done.outcome), timeutil.now_iso(), *self._t(done.id), PENDING))
         else:
+            if done.forget_messages:
+                row = con.execute(self._sql("SELECT message_ids FROM {adds} WHERE {tenant}id = %s AND status = %s"),
+                                  (*self._t(done.id), PENDING)).fetchone()
+                if row is not None and self._list_out(row[0]):
+                    params: list[Any] = list(self._t())
+                    con.execute(self._sql("DELETE FROM {messages} WHERE {tenant}{ids}",
+                                          ids=self._in("id", self._list_out(row[0]), params)), params)
             changed = con.execute(self._sql("DELETE FROM {adds} WHERE {tenant}id = %s AND status = %s"),
                                   (*self._t(done.id), PENDING))
         if changed.rowcount != 1:

@@ -25,7 +25,7 @@ import numpy as np
 
 from memlane.core import jsonmatch, timeutil, vectors
 from memlane.text import keywords
-from memlane.core.errors import StoreError
+from memlane.core.errors import StorageFullError, StoreError
 from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
 from memlane.core.models import MemoryRecord
 from memlane.store import bm25
@@ -39,6 +39,9 @@ from memlane.store.sqlite_schema import migrate
 
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call (a tenth of a bulk insert's time)
 _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
+
+#: ``vector_store.config.synchronous``: SQLite's ``PRAGMA synchronous`` by name, by the number it reads back
+SYNCHRONOUS = {"normal": 1, "full": 2}
 
 #: Entries of the ``memory_changes`` log kept: a matrix further behind than that reads every vector again.
 CHANGE_LOG_KEEP = 10_000
@@ -95,6 +98,11 @@ def term_hits(rows: list[tuple], terms: list[str]) -> Iterator[tuple[int, int, s
                 yield rowid, nterms, term, counts[term]
 
 
+def disk_full(exc: BaseException) -> bool:
+    """Whether SQLite failed for want of space (``SQLITE_FULL``: the disk, or ``max_page_count``)."""
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_FULL
+
+
 def register_functions(con: sqlite3.Connection) -> None:
     """The SQL functions memlane's schema and queries call (the filter language's JSON match,
     the keyword index's terms and lengths); every connection to a store needs them."""
@@ -139,7 +147,8 @@ class SQLiteStore(SqlMemoryStore):
     REEMBED_SWAP = ("UPDATE memories SET vector = (SELECT r.vector FROM reembed_vectors r"
                     " WHERE r.rowid = memories.rowid)")
 
-    def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0):
+    def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0,
+                 synchronous: str = "normal"):
         history_scope = SqliteFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={})
         super().__init__("default", _COMPILER, history_scope,
                          SqliteFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={}))
@@ -149,6 +158,9 @@ class SQLiteStore(SqlMemoryStore):
         except OSError as exc:
             raise StoreError(f"cannot create the directory for the store {self.path}: {exc}") from None
         self.busy_timeout = busy_timeout
+        if synchronous not in SYNCHRONOUS:
+            raise StoreError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, not {synchronous!r}")
+        self.synchronous = synchronous
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
@@ -172,8 +184,12 @@ class SQLiteStore(SqlMemoryStore):
             con = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
             self._enable_wal(con)
         except sqlite3.Error as exc:
+            if disk_full(exc):
+                raise StorageFullError(self.location, str(exc)) from None
             raise StoreError(f"cannot open the store {self.path}: {exc}") from None
-        con.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a killed process loses nothing committed
+        # WAL + NORMAL: a killed process loses nothing committed, a power loss the last commits (never the
+        # file); FULL flushes the WAL at each commit, so a commit survives power loss (docs/storage.md)
+        con.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         con.execute("PRAGMA temp_store=MEMORY")
         # Reads go through one memory map of the file that every connection shares (pages the OS
         # already holds are not copied again); each connection's own page cache stays small, or a
@@ -225,10 +241,13 @@ class SQLiteStore(SqlMemoryStore):
             con.execute("DELETE FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ?",
                         (CHANGE_LOG_KEEP,))
             con.execute(keyword_stats.BUMP)  # cached keyword statistics are stale now
-        except BaseException:
-            con.execute("ROLLBACK")
+            con.execute("COMMIT")
+        except BaseException as exc:
+            if con.in_transaction:  # after some errors (a full disk) SQLite has rolled back already
+                con.execute("ROLLBACK")
+            if disk_full(exc):
+                raise StorageFullError(self.location, str(exc)) from None
             raise
-        con.execute("COMMIT")
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -420,6 +439,10 @@ class SQLiteStore(SqlMemoryStore):
             columns = list(chosen)
             records = self._records_by_rowid(con, [rows[i][0] for i in columns])
         return [records[rows[i][0]] for i in columns], scores[:, columns]
+
+    def _durability(self, con: sqlite3.Connection) -> str:
+        level = con.execute("PRAGMA synchronous").fetchone()[0]
+        return "synchronous=" + next((name for name, number in SYNCHRONOUS.items() if number == level), str(level))
 
     def transaction(self, work: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
         """``work`` on this store's connection for tables kept in its file (``SharedDatabase``): under
