@@ -27,7 +27,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from common import summary, write_report  # noqa: E402  (after the environment is set)
+from bench_server import free_port, start_server  # noqa: E402
 
 NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Julia", "Kenji", "Lucia"]
 THINGS = ["Thai curry", "sushi", "tacos", "bouldering", "the cello", "trail running", "chess", "woodworking",
@@ -61,12 +61,6 @@ def text(templates: list[str], rng: random.Random) -> str:
         f" ({rng.randrange(10**9)})"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def serve(home: Path, port: int, mode: str, workdir: Path) -> subprocess.Popen:
     extra, config = [], None
     if mode == "off":
@@ -74,23 +68,7 @@ def serve(home: Path, port: int, mode: str, workdir: Path) -> subprocess.Popen:
     elif mode != "on":
         config = workdir / "config.json"
         config.write_text(json.dumps({"server": {"rate_limit": json.loads(mode)}}))
-    command = [sys.executable, "-m", "memlane.cli", "--home", str(home), *(["--config", str(config)] if config else []),
-               "serve", "--port", str(port), "--log-level", "warning", *extra]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
-    import httpx
-
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited: {server.stderr.read()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not come up in 180 s")
+    return start_server(home, port, workers=1, extra=extra, config=config)
 
 
 def stop(server: subprocess.Popen) -> None:
