@@ -92,7 +92,7 @@ def test_a_paraphrase_is_found_by_meaning_without_a_shared_term(memory):
     assert result["search_terms"] == ["usually", "eat", "breakfast"]
     top = result["user_event_matches"][0]
     assert top["content"] == "Every morning I have oatmeal with blueberries" and top["matched_terms"] == []
-    assert top["scores"]["terms"] == 0.0 and top["scores"]["vector"] >= 0.35
+    assert top["scores"]["terms"] == 0.0 and top["scores"]["vector"] >= memory.config.context.min_similarity
     assert "My car is a red Toyota" not in _all(result)
 
 

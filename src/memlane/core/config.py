@@ -172,7 +172,8 @@ class ContextConfig(BaseModel):
     #: of the scope contains (at most ``max_hits_per_signal``)
     memory_term_weight: float = Field(0.0, ge=0)
     #: gate, when the call names a scope: points when a memory's cosine similarity to the last user
-    #: turn reaches ``memory_similarity`` (a per-model threshold: calibrate it with the embedder)
+    #: turn reaches ``memory_similarity`` (on the common similarity scale, embeddings/calibration.py: the
+    #: same with every model)
     memory_similarity_weight: float = Field(0.0, ge=0)
     memory_similarity: float = Field(0.5, ge=-1, le=1)
     #: gate: distinct hits counted per signal (None: all of them), so one long message full of "my"
@@ -190,8 +191,11 @@ class ContextConfig(BaseModel):
     max_terms: int = Field(20, ge=1, le=100)
     #: share of the semantic similarity in match_score (the term score has the rest)
     semantic_weight: float = Field(0.5, ge=0, le=1)
-    #: a memory that shares no term is a match when its cosine similarity to the recent turns reaches this
-    min_similarity: float = Field(0.35, ge=-1, le=1)
+    #: a memory that shares no term is a match when its similarity to the recent turns reaches this, on the
+    #: common similarity scale that ``search`` scores on (embeddings/calibration.py: unrelated texts ≈ 0.1,
+    #: related 0.2 and up), so it means the same with every model (0.35 missed multilingual-e5-small's
+    #: paraphrases, which score 0.25–0.5 there)
+    min_similarity: float = Field(0.25, ge=-1, le=1)
     #: candidates each of the vector and keyword searches contributes, per category pool
     candidates: int = Field(100, ge=1, le=1000)
     #: size limit of one call: all messages and the system prompt together

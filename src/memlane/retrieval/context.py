@@ -290,8 +290,9 @@ class Match:
 
 def score(candidates: Iterable[tuple[MemoryRecord, float]], terms: list[Term], *, semantic_weight: float,
           min_similarity: float) -> list[Match]:
-    """Score each distinct candidate (record, cosine to the recent turns); keep those that contain a
-    search term or whose cosine reaches ``min_similarity``; best first."""
+    """Score each distinct candidate (record, cosine to the recent turns on the common similarity scale,
+    as ``search`` scores: ``Searcher._vector_hits``); keep those that contain a search term or whose
+    cosine reaches ``min_similarity``; best first."""
     seen: set[str] = set()
     matches = []
     for record, cosine in candidates:
