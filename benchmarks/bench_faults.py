@@ -48,7 +48,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
-from bench_server import free_port, log, machine_facts
+from bench_server import free_port, log, machine_facts, wait_until_answering
 from common import pct, write_report
 
 
@@ -62,17 +62,7 @@ def start(home: Path, port: int, *, postgres: bool = True, log_file: Path | None
                *(["--postgres"] if postgres else []), "--no-auth", "--port", str(port), "--log-level", "warning"]
     with open(log_file, "wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited: {log_file.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError("the server did not come up in 300 s")
+    return wait_until_answering(server, port, 300, log_file.read_text)
 
 
 def postmaster(data: Path):

@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -325,19 +326,25 @@ def start_server(home: Path, port: int, workers: int, threads: int | None = None
                *extra]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
+    return wait_until_answering(server, port, 180, lambda: server.stderr.read())
+
+
+def wait_until_answering(server: subprocess.Popen, port: int, seconds: float,
+                         output: Callable[[], str]) -> subprocess.Popen:
+    """``server`` once its ``/health`` answers 200; its last output (``output()``) if it exits first."""
     import httpx
 
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"the server exited: {server.stderr.read()[-2000:]}")
+            raise RuntimeError(f"the server exited: {output()[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
                 return server
         except httpx.HTTPError:
             pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not come up in 180 s")
+        time.sleep(0.3)
+    raise RuntimeError(f"the server did not come up in {seconds:g} s")
 
 
 def run_phase(cfg: dict, server: subprocess.Popen, workdir: Path) -> dict:
