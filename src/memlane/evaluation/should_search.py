@@ -5,7 +5,9 @@ Case format (``tests/data/should_search_dev.jsonl``): ``{"id", "lang", "should_s
 "conversation", "system_prompt"?, "memories"?}``. ``memories`` are what the user's scope holds:
 they are stored through the public API (``add(..., infer=False)``, one scope per distinct list) and
 the gate is asked with ``user_id`` naming that scope. Without ``--no-scope`` that is how a case
-with memories is asked; ``scope=False`` asks every case without a scope (the keywords alone).
+with ``memories`` is asked (``[]``: a scope that holds nothing, where the gate never searches); a case
+without the field says nothing of a scope and is asked without one, as ``scope=False`` asks every
+case (the keywords alone).
 
 The gate's decision for any setting is a function of what the conversation and the scope are,
 so ``features`` reads each case once (the store and the model work) and ``decide`` re-scores it
@@ -57,15 +59,15 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
 
 def features(memory: Any, cases: Iterable[dict[str, Any]], *, scope: bool = True) -> list[Case]:
     """Each case read once by the memory's gate settings: its turns, and what its scope holds (stored
-    through ``add``)."""
+    through ``add``; a case without ``memories`` names no scope)."""
     settings = memory.config.context
     scopes: dict[tuple[str, ...], str] = {}
     out = []
     for row in cases:
         turns = validation.messages(row["conversation"], memory.limits, "conversation")
         evidence = None
-        if scope:
-            held = tuple(row.get("memories") or ())
+        if scope and "memories" in row:
+            held = tuple(row["memories"] or ())
             if held not in scopes:
                 scopes[held] = f"gate-{uuid.uuid4().hex[:10]}"
                 if held:

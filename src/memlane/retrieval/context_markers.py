@@ -30,8 +30,10 @@ Simplified, curly apostrophes straightened:
 A word of a marker ending in ``-`` is a prefix ("erinner-" finds erinnerst and Erinnerung; 기억-
 finds 기억해, 기억나); one starting with ``-`` may be the end of a longer word ("-idee" finds
 Geschenkidee; "-려면" finds 뒤집으려면); ``a|b|c`` is any of them ("mi|mis|nuestr- herman-": mi
-hermano, mis hermanas, nuestra hermana). A marker written without them is reported as written;
-one with them, as the text said it.
+hermano, mis hermanas, nuestra hermana). ``…`` is a short gap inside one clause: up to
+``GAP_CHARS`` characters in Chinese and Japanese (我们…定的 finds 我们三月份定的, not 我们。… 定的), up to
+``GAP_WORDS`` words elsewhere. A marker written without them is reported as written; one with them, as
+the text said it.
 """
 
 from __future__ import annotations
@@ -143,8 +145,9 @@ def language_of(text: str) -> str | None:
 # -- the markers ----------------------------------------------------------------------------------
 
 #: what a person's answers depend on besides the people around them
-_CONSTRAINTS_EN = frozenset("""allergy allergies diet budget schedule taste tastes preferences usual routine plan plans
-goals goal training health condition job work commute home house flat apartment car""".split())
+_CONSTRAINTS_EN = frozenset("""allergy allergies diet dietary restrictions intolerance intolerances medication
+medications budget schedule taste tastes preferences usual routine plan plans goals goal training health condition job
+work commute home house flat apartment car""".split())
 _CONSTRAINTS_ZH = ("我的口味", "我的饮食", "我的预算", "我的安排", "我的计划", "我的习惯", "我平时", "我家", "我的工作")
 
 
@@ -262,9 +265,19 @@ MARKERS: dict[str, dict[str, tuple[str, ...]]] = {
                "you suggested", "you recommended", "we discussed", "we talked", "we spoke", "earlier",
                "the other day", "last week", "last month", "last year", "back then", "again", "same as before",
                "did you say", "did i say", "did i tell you", "did i mention", "have i told you", "i said",
-               "we decided", "we agreed", "we planned"),
+               "we decided", "we agreed", "we planned",
+               # what was settled or made together before ('the budget we set up'), and the same with an
+               # adverb inside ('I already told you', 'you once recommended')
+               "we set up", "we made", "we picked", "we chose", "we booked", "we settled on", "we went with",
+               "we came up with", "we worked out", "we put together", "you gave me", "you showed me",
+               "you sent me", "i gave you", "i sent you", "i showed you", "i … told you", "did i … tell you",
+               "you … recommended", "you … suggested", "you … mentioned", "we … discussed", "we … talked",
+               "we … agreed", "we … decided"),
         "zh": ("说过", "提到", "提过", "告诉过你", "你推荐", "你建议", "聊过", "讨论过", "那次", "刚才", "前几天",
-               "上周", "上个月", "去年", "跟以前一样", "再说一遍", "我说的", "我跟你说", "你说的", "我们定的"),
+               "上周", "上个月", "去年", "跟以前一样", "再说一遍", "我说的", "我跟你说", "你说的", "我们定的",
+               # what was settled or made together before, a time or place inside (我们三月份定的预算)
+               "我们…定的", "我们…说好", "我们…约好", "我们…商量好", "我们…订的", "我们…选的", "我们…买的",
+               "我们…聊的"),
         "es": ("como te dije", "como te decía", "te dije", "te conté", "te comenté", "te mencioné", "te hablé",
                "me dijiste", "dijiste", "me contaste", "me recomendaste", "me sugeriste", "mencionaste",
                "comentaste", "hablamos de", "comentamos", "decidimos", "quedamos", "acordamos", "planeamos",
@@ -430,10 +443,21 @@ def _word(word: str, letter: str) -> str:
     return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
 
 
+#: what a gap (``…``) of a marker may span: characters of one clause in Chinese and Japanese, words elsewhere
+GAP_CHARS = 6
+GAP_WORDS = 2
+_GAP_CJK = rf"[^\s，。！？、；：,.!?;:]{{0,{GAP_CHARS}}}"
+_GAP_WORDS = rf"(?:\s+[^\s,.!?;:]+){{0,{GAP_WORDS}}}\s+"
+
+
 def compile_marker(marker: str, language: str) -> tuple[re.Pattern[str], bool]:
     """A marker as a pattern over ``normalise``d text, and whether it is reported as written (False: as
-    the text said it, for markers with affixes or alternatives)."""
+    the text said it, for markers with affixes, alternatives or gaps)."""
     text = normalise(marker)
+    if "…" in text:
+        parts = [compile_marker(part.strip(), language)[0].pattern for part in text.split("…")]
+        gap = _GAP_CJK if language in ("zh", "ja") else _GAP_WORDS
+        return re.compile(gap.join(parts)), False
     plain = "|" not in text and not any(w.startswith("-") or w.endswith("-") for w in text.split() if len(w) > 1)
     if language == "en":
         if CJK.search(text) or not text[0].isalnum():
@@ -457,7 +481,7 @@ def compile_marker(marker: str, language: str) -> tuple[re.Pattern[str], bool]:
 def _anchor(marker: str) -> str:
     """Text every match of ``marker`` contains (its longest word without alternatives, affixes cut off):
     a marker whose anchor is not in the text is not searched for. "" when every word has alternatives."""
-    words = [w.strip("-") if len(w) > 1 else w for w in normalise(marker).split() if "|" not in w]
+    words = [w.strip("-") if len(w) > 1 else w for w in normalise(marker).replace("…", " ").split() if "|" not in w]
     return max(words, key=len) if words else ""
 
 
