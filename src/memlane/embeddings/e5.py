@@ -22,7 +22,10 @@ cosines spread out (unrelated ≈ 0). The centres are data (``data/e5_centres.np
 **Speed.** A search embeds one short text, and its run is a hundred small operators: it has its own
 session, with activations quantised to int8 (``query_compute``; queries are never stored, so stored
 vectors and the embedder's name do not change) and threads that spin while the run lasts. Measured
-quiet, a LoCoMo question: 10 ms p50 instead of 13–15 (``benchmarks/bench_models.py``).
+quiet, a LoCoMo question: 10 ms p50 instead of 13–15 (``benchmarks/bench_models.py``). While the
+machine's cores are busy (load average ≥ cores) the threads do not spin: at a load average of 23 on
+two cores a spinning search text took 1.4–2.6 times as long (``embeddings/cpu_load.py``). Stored
+texts are run in batches of similar length (``length_batches``).
 
 Scores and thresholds read cosines through the embedder's calibration (``embeddings/calibration.py``).
 """
@@ -46,6 +49,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlane.core.errors import ConfigError, EmbeddingError
 from memlane.embeddings.base import Purpose
 from memlane.embeddings.calibration import Calibration, Calibrations
+from memlane.embeddings.cpu_load import cores_busy
+from memlane.embeddings.length_batches import length_batches
 from memlane.embeddings.runtime import TokenOutput
 from memlane.text.normalize import to_simplified
 
@@ -162,6 +167,8 @@ class E5Runtime:
         # the run is a hundred small operators, and waking a sleeping thread for each costs more than the work
         self.query_session = self._session(ort, query_accuracy_level, threads, spin=True) \
             if query_accuracy_level is not None else self.session
+        self._calm_query: Any = None  # the same without spinning, made when first wanted (``_query_runner``)
+        self._calm_settings = (ort, query_accuracy_level, threads)
 
     def _session(self, ort: Any, accuracy_level: int, threads: int | None, *, spin: bool) -> Any:
         from memlane.embeddings import e5_graph
@@ -179,6 +186,16 @@ class E5Runtime:
         except Exception as exc:  # an ONNX Runtime without the com.microsoft operators, a damaged file
             raise EmbeddingError(f"ONNX Runtime could not run {MODEL} from {self.weights.path}: {exc}") from exc
 
+    def _query_runner(self) -> Any:
+        """The search text's session; while the machine's cores are busy (``cpu_load``), one with the same
+        threads and computation that does not spin (the same numbers: spinning only changes how idle
+        threads wait): spinning threads then wait on the scheduler, a run takes 1.4–2.6 times as long."""
+        if self.query_session is self.session or not cores_busy():
+            return self.query_session
+        if self._calm_query is None:  # runs are serialised by the embedder's lock
+            self._calm_query = self._session(*self._calm_settings, spin=False)
+        return self._calm_query
+
     def _embeddings(self, ids: np.ndarray) -> np.ndarray:
         from memlane.embeddings.e5_weights import dequantize
 
@@ -191,17 +208,15 @@ class E5Runtime:
     def outputs(self, texts: Sequence[str], batch_size: int, purpose: str) -> list[TokenOutput]:
         prefix, skip = ROLES[purpose], self._role_tokens[purpose]
         encoded = [self.tokenizer.encode(prefix + model_text(text), MAX_TOKENS) for text in texts]
-        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i]))  # batches of similar length
         result: list[TokenOutput | None] = [None] * len(encoded)
-        for start in range(0, len(order), batch_size):
-            batch = order[start:start + batch_size]
+        for batch in length_batches([len(e) for e in encoded], batch_size):  # similar lengths, longest first
             width = len(encoded[batch[0]])
             ids = np.full((len(batch), width), self.weights.special["pad"], dtype=np.int64)
             mask = np.zeros_like(ids)
             for row, i in enumerate(batch):
                 n = len(encoded[i])
                 ids[row, :n], mask[row, :n] = encoded[i], 1
-            session = self.query_session if purpose == "query" else self.session
+            session = self._query_runner() if purpose == "query" else self.session
             hidden = session.run(None, {"embeds": self._embeddings(ids), "mask": mask})[0]
             for row, i in enumerate(batch):
                 n = len(encoded[i])

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from memlane.core.errors import ConfigError, EmbeddingError
+from memlane.embeddings.length_batches import length_batches
 from memlane.embeddings.model_dir import OnnxPlan
 from memlane.embeddings.runtime import TokenOutput
 
@@ -50,11 +51,8 @@ class OnnxRuntime:
 
     def outputs(self, texts: Sequence[str], batch_size: int) -> list[TokenOutput]:
         encodings = self.tokenizer.encode_batch(list(texts))
-        # longest first, like sentence-transformers: batches of similar length carry little padding
-        order = sorted(range(len(encodings)), key=lambda i: -len(encodings[i].ids))
         result: list[TokenOutput | None] = [None] * len(encodings)
-        for start in range(0, len(order), batch_size):
-            batch = order[start:start + batch_size]
+        for batch in length_batches([len(e.ids) for e in encodings], batch_size):  # similar lengths, longest first
             width = len(encodings[batch[0]].ids)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros_like(ids)
