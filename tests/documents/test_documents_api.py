@@ -53,6 +53,8 @@ def test_documents_lifecycle(api):
     text_doc = ok(api.post("/documents/upsert", json={"name": "cats", "collection_name": "papers", "text": CATS,
                                                       "metadata": {"year": 2024, "tags": ["pets"]}}))
     assert text_doc["created"] is True and text_doc["num_pages"] == 1 and text_doc["kind"] == "text"
+    assert created["encoder"] is None  # chosen by the first upsert: English pages, the English model
+    assert ok(api.get("/collections/papers"))["encoder"].startswith("local/all-MiniLM-L6-v2/")
     pdf = make_pdf([MARKETS, "", "Neural networks learn representations from data."])
     pdf_doc = ok(api.post("/documents/upsert", json={"name": "report", "collection_name": "papers",
                                                      "file": b64(pdf), "filename": "report.pdf",

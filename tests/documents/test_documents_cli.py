@@ -30,6 +30,8 @@ def test_add_list_search_delete(cli, tmp_path):
     assert [d["name"] for d in listed] == ["cats", "notes.md", "report.pdf"]
     collections = json.loads(cli("docs", "list", "--collections", "--json").output)
     assert [(c["name"], c["num_documents"]) for c in collections] == [("papers", 3)]
+    assert collections[0]["encoder"].startswith("local/all-MiniLM-L6-v2/")  # English pages: the English model's
+    assert "all-MiniLM-L6-v2" in cli("docs", "list", "--collections").output
     assert "report.pdf" in cli("docs", "list").output
 
     found = json.loads(cli("docs", "search", "why does a cat purr?", "-k", "2", "--json").output)

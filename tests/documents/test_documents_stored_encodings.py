@@ -214,8 +214,9 @@ def test_a_sqlite_file_from_before_the_migration_is_upgraded_and_searched(tmp_pa
             con.execute(statement)
     con.execute(f"PRAGMA user_version = {before}")
     con.execute("ATTACH DATABASE ? AS current", (str(current),))
-    for table in ("meta", "doc_collections", "doc_documents", "doc_state"):
-        con.execute(f"INSERT OR REPLACE INTO {table} SELECT * FROM current.{table}")
+    for table in ("meta", "doc_collections", "doc_documents", "doc_state"):  # the columns the old schema has
+        names = ", ".join(row[1] for row in con.execute(f"PRAGMA main.table_info({table})"))
+        con.execute(f"INSERT OR REPLACE INTO {table} ({names}) SELECT {names} FROM current.{table}")
     columns = "tenant, id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors"
     con.execute(f"INSERT INTO doc_pages ({columns}) SELECT {columns} FROM current.doc_pages")
     con.execute("DETACH DATABASE current")

@@ -87,6 +87,10 @@ def test_eval_docs_command_prints_the_report_as_json(cli, tmp_path):
     result = cli("eval", "docs", "--docs", docs, "--queries", QUERIES, "--limit", "10", "--json")
     report = json.loads(result.stdout)
     assert report["docs"] == 10 and report["queries"] > 0
+    # the encoder a new collection of these (English) documents gets, with the other settings named
+    assert (report["model"], report["language"], report["choice"]) == ("auto", "en", "english")
+    assert report["encoder"].startswith("local/all-MiniLM-L6-v2/") and report["other_settings"] == ["multilingual",
+                                                                                                   "english"]
     assert set(report["methods"]["maxsim_exact"]) == {"nDCG@10", "R@100", "query_ms"}
 
 

@@ -411,6 +411,7 @@ def _pretend_old_analyzer(store, backend):
         con.execute("DROP INDEX memories_event")
         con.execute("ALTER TABLE memories DROP COLUMN event_id")
         con.execute("DROP TABLE adds")
+        _drop_later_columns(con)
         con.execute(f"PRAGMA user_version = {_before_migration('GLOB')}")  # before analyzer 2
         con.execute("COMMIT")
         return
@@ -420,6 +421,12 @@ def _pretend_old_analyzer(store, backend):
         con.execute("UPDATE memlane_memories SET terms = to_tsvector('simple', %s) WHERE text ~ '[^ -~]'", ("x",))
         con.execute("UPDATE memlane_doc_pages SET terms = to_tsvector('simple', 'x') WHERE text ~ '[^ -~]'")
         con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.KEYWORD_ANALYZER_2,))
+
+
+def _drop_later_columns(con) -> None:
+    """Undo, on a SQLite store rolled back to an older version, the columns later migrations add (re-adding an
+    existing column fails, as it would never in a store really that old)."""
+    con.execute("ALTER TABLE doc_collections DROP COLUMN encoder")
 
 
 def _before_migration(marker: str) -> int:
@@ -448,6 +455,7 @@ def _pretend_analyzer_2(store, backend):
             con.execute("UPDATE memories SET nterms = ? WHERE rowid = ?", (len(old), rowid))
         for rowid, text in con.execute("SELECT rowid, text FROM doc_pages").fetchall():
             con.execute("UPDATE doc_pages_fts SET terms = ? WHERE rowid = ?", (" ".join(terms(text)), rowid))
+        _drop_later_columns(con)
         con.execute(f"PRAGMA user_version = {_before_migration('ml_terms_3')}")
         con.execute("COMMIT")
         return
@@ -520,6 +528,7 @@ def _pretend_no_speakers(store, backend):
             UPDATE memories_fts SET terms = ml_index_terms(new.text, new.user_id, new.agent_id, new.run_id, new.context)
             WHERE rowid = new.rowid;
         END""")
+        _drop_later_columns(con)
         con.execute(f"PRAGMA user_version = {_before_migration('new.context, new.actor_id')}")  # before speakers
         con.execute("COMMIT")
         return
@@ -537,6 +546,7 @@ def _pretend_no_speakers(store, backend):
             con.execute(f"DROP TABLE memlane_{table}")
         # keys trusted with less: columns of a later migration
         con.execute("ALTER TABLE memlane_api_keys DROP COLUMN read_only, DROP COLUMN users, DROP COLUMN last_used_at")
+        con.execute("ALTER TABLE memlane_doc_collections DROP COLUMN encoder")  # a later migration's column
 
 
 def test_a_speakers_name_finds_what_they_said_and_older_stores_are_indexed_again(backend, e5_embedder):

@@ -122,9 +122,13 @@ def list_(
     from rich.table import Table
 
     if collections:
-        table = Table("collection", "documents", "metadata", "created")
-        for c in rows:
-            table.add_row(escape(c["name"]), str(c["num_documents"]), escape(_short(c["metadata"])), c["created_at"][:19])
+        table = Table("collection", "documents")
+        table.add_column("encoder", no_wrap=True)
+        table.add_column("metadata")
+        table.add_column("created")
+        for c in rows:  # encoder: its model (--json: the full name); chosen by the first upsert unless configured
+            table.add_row(escape(c["name"]), str(c["num_documents"]), escape(_encoder_label(c.get("encoder"))),
+                          escape(_short(c["metadata"])), c["created_at"][:19])
     else:
         table = Table("collection", "document", "pages", "metadata", "updated")
         for d in rows:
@@ -184,6 +188,14 @@ def delete(
         return
     what = f"document {name!r} of {collection!r}" if name is not None else f"collection {collection!r}"
     console.print(f"[red]deleted[/red] {escape(what)} ({result['pages_deleted']} pages)")
+
+
+def _encoder_label(name: str | None) -> str:
+    """A collection's encoder by its model ("all-MiniLM-L6-v2" for "local/all-MiniLM-L6-v2/tokens+global")."""
+    if name is None:
+        return "(first upsert)"
+    parts = name.split("/")
+    return parts[1].split("@")[0] if len(parts) > 2 and parts[0] in ("local", "e5") else name
 
 
 def _short(metadata: dict[str, Any]) -> str:

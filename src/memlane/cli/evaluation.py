@@ -127,7 +127,8 @@ def eval_locomo(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="LoCoMo conversations (JSON)"),
     k: str = typer.Option("1,5,10,25,50", "--k", help="cut-offs for recall@k"),
     mode: str = typer.Option("all", "--mode", help="default (the search without flags) | vector | hybrid (keyword + "
-                             "vector) | full (hybrid + rerank) | all (each, from one load; default first)"),
+                             "vector) | full (hybrid + rerank: the reranker --config writes in retrieval.reranker; "
+                             "none written, skipped) | all (each, from one load; default first)"),
     cv: bool = typer.Option(False, "--cv", help="cross-validate: tune --grid on all conversations but one, "
                             "measure on that one, for each; printed next to the all-conversations figures"),
     grid: Optional[str] = typer.Option(None, "--grid", help='--cv: JSON object of retrieval settings to values '
@@ -263,24 +264,30 @@ def eval_docs(
                                  help="queries with graded judgements (JSON Lines: qid, text, relevant)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N documents (and the "
                                         "queries with a judged document among them)"),
-    model: str = typer.Option("default", "--model", help="default (the encoder of a new collection: "
-                              "multilingual-e5-small's token vectors) | local (all-MiniLM-L6-v2's)"),
+    model: str = typer.Option("auto", "--model", help="auto (the default: the encoder a new collection of these "
+                              "documents gets, chosen by their language) | multilingual (multilingual-e5-small's "
+                              "token vectors) | english (all-MiniLM-L6-v2's; 'local' is the same)"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Document search quality on Cranfield: nDCG@10 and recall@100 of single-vector search, exact
-    MaxSim and the fast path, with the default encoder of a new collection (or --model local) and the
-    same model's sentence vectors."""
+    MaxSim and the fast path, with the encoder a new collection of the documents gets (or --model
+    multilingual / english) and the same model's sentence vectors."""
     from rich.table import Table
 
     from memlane.core.config import DocumentsConfig
-    from memlane.documents.encoders import LocalTokenEncoder
-    from memlane.documents.facade import default_encoder
+    from memlane.documents import encoder_choice
+    from memlane.documents.facade import choose_encoders
     from memlane.evaluation import docs as evaluation
 
-    if model not in ("default", "local"):
-        raise typer.BadParameter("default or local", param_hint="--model")
+    kinds = {"auto": None, "multilingual": "multilingual", "default": "multilingual", "english": "english",
+             "local": "english"}
+    if model not in kinds:
+        raise typer.BadParameter("auto, multilingual or english", param_hint="--model")
     documents = evaluation.load_jsonl(docs)[:limit]
-    encoder = default_encoder(DocumentsConfig()) if model == "default" else LocalTokenEncoder()
+    choice = choose_encoders(DocumentsConfig())
+    language = encoder_choice.pages_language([d["text"] for d in documents])
+    kind = kinds[model] or encoder_choice.kind_for(language)
+    encoder = choice.of_kind(kind)  # type: ignore[arg-type]
     with _progress() as bar:
         tasks: dict[str, Any] = {}
 
@@ -290,11 +297,15 @@ def eval_docs(
             bar.update(tasks[label], completed=done)
 
         report = evaluation.run(documents, evaluation.load_jsonl(queries), encoder=encoder,
-                                embedder=encoder.embedder, progress=progress)
+                                embedder=encoder.embedder, progress=progress)  # type: ignore[attr-defined]
+    report = {"model": model, "language": language, "choice": kind,
+              "other_settings": [m for m in ("auto", "multilingual", "english") if m != model], **report}
     if as_json:
         _print_json(report)
         return
-    table = Table(title=f"Cranfield · {report['docs']} documents · {report['queries']} queries · {report['encoder']}")
+    table = Table(title=f"Cranfield · {report['docs']} documents · {report['queries']} queries · --model {model}: "
+                        f"{kind} ({report['encoder']}; documents' language: {language}; other settings: "
+                        f"{', '.join(report['other_settings'])})")
     for column in ("method", "nDCG@10", "R@100", "query p50 ms", "query p95 ms"):
         table.add_column(column, justify="right" if column != "method" else "left")
     for method, values in report["methods"].items():

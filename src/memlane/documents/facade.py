@@ -24,7 +24,8 @@ from memlane.core.closing import AsyncClosing, Closing
 from memlane.core.offload import offload
 from memlane.documents import ingest, inputs
 from memlane.documents import query_filter as qf
-from memlane.documents.encoders import LocalTokenEncoder, MultiVectorEncoder, create_encoder, encoder_config
+from memlane.documents.encoder_choice import EncoderChoice
+from memlane.documents.encoders import MultiVectorEncoder, encoder_config
 from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError
 from memlane.documents.late_interaction import to_half
 from memlane.documents.live_index import LiveIndex
@@ -40,7 +41,7 @@ from memlane.documents.models import (
 )
 from memlane.documents.backends import document_store
 from memlane.documents.store import DocumentStore
-from memlane.core.errors import InvalidInputError, UnsupportedInputError
+from memlane.core.errors import EmbedderMismatchError, InvalidInputError, UnsupportedInputError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
 from memlane.retrieval import feedback, fusion
@@ -57,24 +58,19 @@ _SHARED: "weakref.WeakKeyDictionary[Any, Documents]" = weakref.WeakKeyDictionary
 _SHARED_LOCK = threading.Lock()
 
 
-def default_encoder(settings: config_mod.DocumentsConfig, memory: Any = None,
-                    store: DocumentStore | None = None) -> MultiVectorEncoder:
-    """The configured encoder. The default (``local`` without a model directory) is the token vectors of
-    the memory's own model when it has them (one loaded copy); else of the local model the store's pages
-    were encoded with; else of the default model of new stores (multilingual-e5-small)."""
-    spec = encoder_config(dict(settings.encoder))
-    if spec.provider != "local" or spec.model:
-        return create_encoder(spec)
+def choose_encoders(settings: config_mod.DocumentsConfig, memory: Any = None,
+                   encoder: MultiVectorEncoder | None = None) -> EncoderChoice:
+    """The encoders of the configuration (``encoder_choice.py``): ``encoder`` or the configured one when
+    explicit, else chosen per collection by its pages' language, sharing the memory's own model (one
+    loaded copy) when it is one of the two."""
     embedder = getattr(memory.embeddings, "embedder", None) if memory is not None else None
     embedder = getattr(embedder, "inner", embedder)
-    if embedder is not None and hasattr(embedder, "token_outputs"):
-        return LocalTokenEncoder.from_config(spec, embedder)
-    recorded = store.encoders() if store is not None else {}
-    if recorded and all(name.startswith("local/") for name in recorded):
-        return create_encoder(spec)  # pages of the local sentence-transformers model (all-MiniLM-L6-v2)
-    from memlane.embeddings.e5 import E5Embedder, E5EmbedderConfig
+    return EncoderChoice(encoder_config(dict(settings.encoder)), explicit=encoder, memory_embedder=embedder)
 
-    return LocalTokenEncoder.from_config(spec, E5Embedder(E5EmbedderConfig(batch_size=spec.batch_size)))
+
+def explicit_encoder(settings: config_mod.DocumentsConfig, memory: Any = None) -> MultiVectorEncoder | None:
+    """The encoder every new collection gets, or None when each one's is chosen by its pages' language."""
+    return choose_encoders(settings, memory).explicit
 
 
 class Documents(Closing):
@@ -102,9 +98,21 @@ class Documents(Closing):
             self.config = config_mod.load(dict(config) if isinstance(config, Mapping) else config)
         self.settings = self.config.documents
         self.store = store or document_store(memory.store, tenant)
-        self.encoder = encoder or default_encoder(self.settings, memory, self.store)
-        #: the page index searched, kept in step with the store
-        self.index = LiveIndex(self.store, self.encoder)
+        #: the encoders collections may use: the explicit one, or chosen per collection by its pages' language
+        self.encoders = choose_encoders(self.settings, memory, encoder)
+        #: a page index per encoder (of the pages it encoded), kept in step with the store
+        self._indexes: dict[str, LiveIndex] = {}
+        self._indexes_lock = threading.Lock()
+
+    @property
+    def encoder(self) -> MultiVectorEncoder:
+        """The explicit encoder, else the multilingual one of the automatic choice."""
+        return self.encoders.default()
+
+    @property
+    def index(self) -> LiveIndex:
+        """The page index of ``encoder``."""
+        return self._index_of(self.encoder)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Documents":
@@ -124,7 +132,9 @@ class Documents(Closing):
 
     def create_collection(self, name: str, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         name = inputs.name(name, "name", collection=True)
-        return _collection_out(self.store.create_collection(name, inputs.metadata(metadata, self.settings)))
+        explicit = self.encoders.explicit
+        return _collection_out(self.store.create_collection(name, inputs.metadata(metadata, self.settings),
+                                                            explicit.name if explicit is not None else None))
 
     def get_collection(self, name: str) -> dict[str, Any]:
         return _collection_out(self._collection(name))
@@ -145,9 +155,9 @@ class Documents(Closing):
     def delete_collection(self, name: str) -> dict[str, Any]:
         """Delete a collection with its documents and pages."""
         name = inputs.name(name, "collection_name", existing=True)
-        version = self.index.version_before_write()
+        versions = self._versions_before_write()
         removed = self.store.delete_collection(name)
-        self.index.after_write(version, removed, [])
+        self._after_write(versions, removed)
         return {"deleted": name, "pages_deleted": len(removed)}
 
     # -- documents --------------------------------------------------------------------------------
@@ -165,12 +175,15 @@ class Documents(Closing):
         collection_name = inputs.name(collection_name, "collection_name", existing=True)
         stored_metadata = inputs.metadata(metadata, self.settings)
         kind, pages, source = inputs.pages(self.settings, text, file, filename, path, progress)
-        self._collection(collection_name)  # unknown collection: fail before the costly encoding
-        writes = self.index.with_encodings(self._encode(pages, progress))
-        version = self.index.version_before_write()
+        collection = self._collection(collection_name)  # unknown collection: fail before the costly encoding
+        encoder = (self._encoder_named(collection) if collection.encoder is not None
+                   else self.encoders.for_pages([p.text for p in pages]))
+        index = self._index_of(encoder)
+        writes = index.with_encodings(self._encode(encoder, pages, progress))
+        versions = self._versions_before_write()
         result = self.store.upsert_document(collection_name, name, stored_metadata, source, writes,
-                                            self.encoder.name, self.encoder.dims)
-        self.index.after_write(version, result.removed_page_ids, writes)
+                                            encoder.name, encoder.dims)
+        self._after_write(versions, result.removed_page_ids, index, writes)
         out = _document_out(result.document)
         out["created"] = result.created
         out["kind"] = kind
@@ -206,9 +219,9 @@ class Documents(Closing):
     def delete_document(self, name: str, collection_name: str) -> dict[str, Any]:
         name = inputs.name(name, "document_name", existing=True)
         collection_name = inputs.name(collection_name, "collection_name", existing=True)
-        version = self.index.version_before_write()
+        versions = self._versions_before_write()
         removed = self.store.delete_document(collection_name, name)
-        self.index.after_write(version, removed, [])
+        self._after_write(versions, removed)
         return {"deleted": name, "collection_name": collection_name, "pages_deleted": len(removed)}
 
     # -- search -----------------------------------------------------------------------------------
@@ -228,11 +241,17 @@ class Documents(Closing):
         query = inputs.query_text(query, self.settings)
         scope, where, top_k = self._search_options(collection_name, query_filter, top_k)
         keyword_search = validation.flag(keyword_search, "keyword_search", self.settings.keyword_search)
-        vectors = self.encoder.encode_queries([query])[0]
-        if not keyword_search:
-            return {"query": query, "results": self._search(vectors, scope, where, top_k, exact)}
-        ranked, matches = self._hybrid(query, vectors, scope, where, top_k, exact)
-        return {"query": query, "results": self._results(ranked, len(vectors)), "keyword_matches": matches}
+        rankings, matches = [], 0
+        for index in self._indexes_of(scope):  # each encoder's pages, the query encoded by it
+            vectors = index.encoder.encode_queries([query])[0]
+            if not keyword_search:
+                rankings.append(self._search(index, vectors, scope, where, top_k, exact))
+                continue
+            ranked, found = self._hybrid(index, query, vectors, scope, where, top_k, exact)
+            rankings.append(self._results(ranked, len(vectors)))
+            matches += found
+        results = _interleave(rankings, top_k)
+        return {"query": query, "results": results, **({"keyword_matches": matches} if keyword_search else {})}
 
     def search_image(self, image: bytes | str, *, collection_name: str = ALL, top_k: int = 3,
                      query_filter: Mapping[str, Any] | None = None, exact: bool | None = None) -> dict[str, Any]:
@@ -241,8 +260,13 @@ class Documents(Closing):
         if not ingest.is_image(data):
             raise InvalidInputError("img_base64 is not a PNG, JPEG, GIF or WebP image", field="img_base64")
         scope, where, top_k = self._search_options(collection_name, query_filter, top_k)
-        vectors = self._images([data], "img_base64")[0]
-        return {"query": None, "results": self._search(vectors, scope, where, top_k, exact)}
+        indexes = self._indexes_of(scope)
+        readers = [index for index in indexes if index.encoder.accepts_images]
+        if not readers:  # none of the scope's encoders reads images (an empty scope: the default encoder)
+            self._images(indexes[0].encoder if indexes else self.encoder, [data], "img_base64")
+        rankings = [self._search(index, self._images(index.encoder, [data], "img_base64")[0], scope, where, top_k,
+                                 exact) for index in readers]
+        return {"query": None, "results": _interleave(rankings, top_k)}
 
     def filter(self, query_filter: Mapping[str, Any], *, expand_pages: bool = False,
                limit: int = 1000) -> dict[str, Any]:
@@ -259,11 +283,22 @@ class Documents(Closing):
                 "results": [_document_out(d, self.store.pages(d.id) if expand_pages else None) for d in documents]}
 
     def info(self) -> dict[str, Any]:
-        return {"encoder": self.encoder.name, "dims": self.encoder.dims, "pages_by_encoder": self.store.encoders(),
-                **self.index.info()}
+        """``encoder``: what a new collection gets (``auto``: chosen by its pages' language)."""
+        explicit = self.encoders.explicit
+        with self._indexes_lock:
+            indexes = list(self._indexes.values())
+        loaded = [index.info() for index in indexes]
+        return {"encoder": explicit.name if explicit is not None else "auto",
+                "dims": explicit.dims if explicit is not None else self.encoder.dims,
+                "pages_by_encoder": self.store.encoders(),
+                "index_loaded": any(i["index_loaded"] for i in loaded),
+                "index_pages": sum(int(i["index_pages"]) for i in loaded),
+                "index_bytes": sum(int(i["index_bytes"]) for i in loaded)}
 
     def close(self) -> None:
-        self.index.drop()
+        with self._indexes_lock:
+            for index in self._indexes.values():
+                index.drop()
         if self._owned is not None:
             self._owned.close()
 
@@ -275,19 +310,19 @@ class Documents(Closing):
         where = inputs.query_filter(query_filter)
         return scope, where, inputs.positive_int(top_k, "top_k", self.settings.max_top_k)
 
-    def _search(self, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
+    def _search(self, index: LiveIndex, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
                 exact: bool | None) -> list[dict[str, Any]]:
         return self._results([Ranked(page_id, raw) for page_id, raw in
-                              self._maxsim(vectors, scope, where, top_k, exact)], len(vectors))
+                              self._maxsim(index, vectors, scope, where, top_k, exact)], len(vectors))
 
-    def _maxsim(self, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
+    def _maxsim(self, index: LiveIndex, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
                 exact: bool | None) -> list[tuple[str, float]]:
         if exact is None:
             exact = self.settings.exact_search
         allowed = None if scope is None and where == MATCH_ALL else set(self.store.page_ids(scope, where))
-        return self.index.search(vectors, top_k, allowed, bool(exact))
+        return index.search(vectors, top_k, allowed, bool(exact))
 
-    def _hybrid(self, query: str, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
+    def _hybrid(self, index: LiveIndex, query: str, vectors: np.ndarray, scope: str | None, where: Node, top_k: int,
                 exact: bool | None) -> tuple[list["Ranked"], int]:
         """The best pages by MaxSim and by BM25 (``keyword_candidates`` each), every one with its exact
         MaxSim, fused as memories are (``retrieval/fusion.py``, ``documents.fusion``); and how many
@@ -298,26 +333,26 @@ class Documents(Closing):
         pages' ``keyword_score`` is then the expanded query's BM25."""
         settings = self.settings
         pool = max(top_k, settings.keyword_candidates)
-        dense = self._maxsim(vectors, scope, where, pool, exact)
+        dense = self._maxsim(index, vectors, scope, where, pool, exact)
         maxsim = dict(dense)
-        keyword = self.store.keyword_search(query, scope, where, self.encoder.name, pool)
-        ranked = self._fuse(vectors, dense, keyword, maxsim)
+        keyword = self.store.keyword_search(query, scope, where, index.encoder.name, pool)
+        ranked = self._fuse(index, vectors, dense, keyword, maxsim)
         if settings.feedback_pages and ranked:
             best = self.store.hits([r.page_id for r in ranked[: settings.feedback_pages]])
             expanded = feedback.expand(
                 keywords.analyze(query), [keywords.analyze(hit.page.text or "") for hit in best.values()],
                 terms=settings.feedback_terms, query_weight=settings.feedback_query_weight)
             if expanded:
-                ranked = self._fuse(vectors, dense, self.store.keyword_search(
-                    expanded, scope, where, self.encoder.name, pool), maxsim)
+                ranked = self._fuse(index, vectors, dense, self.store.keyword_search(
+                    expanded, scope, where, index.encoder.name, pool), maxsim)
         return ranked[:top_k], len(keyword)
 
-    def _fuse(self, vectors: np.ndarray, dense: list[tuple[str, float]], keyword: list[tuple[str, float]],
-              maxsim: dict[str, float]) -> list["Ranked"]:
+    def _fuse(self, index: LiveIndex, vectors: np.ndarray, dense: list[tuple[str, float]],
+              keyword: list[tuple[str, float]], maxsim: dict[str, float]) -> list["Ranked"]:
         """Every page of either side, best first by the configured fusion; ``maxsim`` (page id -> exact
         MaxSim, the dense side's to start with) gains the pages found by their words only."""
         settings = self.settings
-        maxsim.update(self.index.score(vectors, [page_id for page_id, _ in keyword if page_id not in maxsim]))
+        maxsim.update(index.score(vectors, [page_id for page_id, _ in keyword if page_id not in maxsim]))
         # a page the index lacks (written or deleted by another process since it was read) is left out
         keyword = [(page_id, score) for page_id, score in keyword if page_id in maxsim]
         matches, by_maxsim = dict(keyword), dict(dense)
@@ -348,16 +383,17 @@ class Documents(Closing):
                 img_base64=_b64(hit.page.image)).model_dump(**hybrid))
         return results
 
-    def _encode(self, pages: Sequence[ingest.PageInput], progress: Progress | None) -> list[PageWrite]:
+    def _encode(self, encoder: MultiVectorEncoder, pages: Sequence[ingest.PageInput],
+                progress: Progress | None) -> list[PageWrite]:
         """Token vectors of every page, as float16, before anything is written (an encoder that
         cannot read a page fails the whole upsert)."""
         images = [p for p in pages if p.image is not None]
-        image_vectors = self._images([p.image for p in images], "file") if images else []  # type: ignore[misc]
+        image_vectors = self._images(encoder, [p.image for p in images], "file") if images else []  # type: ignore[misc]
         by_page = {id(p): v for p, v in zip(images, image_vectors)}
         texts = [p for p in pages if p.image is None]
         for start in range(0, len(texts), ENCODE_BATCH):
             batch = texts[start:start + ENCODE_BATCH]
-            for page, vectors in zip(batch, self.encoder.encode_pages([p.text for p in batch])):
+            for page, vectors in zip(batch, encoder.encode_pages([p.text for p in batch])):
                 by_page[id(page)] = vectors
             if progress is not None:
                 progress("encoding pages", min(start + ENCODE_BATCH, len(texts)), len(texts))
@@ -368,9 +404,9 @@ class Documents(Closing):
                                  id=new_id()))
         return out
 
-    def _images(self, images: list[bytes], field: str) -> list[np.ndarray]:
+    def _images(self, encoder: MultiVectorEncoder, images: list[bytes], field: str) -> list[np.ndarray]:
         try:
-            return self.encoder.encode_images(images)
+            return encoder.encode_images(images)
         except UnsupportedInputError as exc:
             raise UnsupportedInputError(str(exc), field=field) from None
 
@@ -380,6 +416,54 @@ class Documents(Closing):
         if found is None:
             raise CollectionNotFoundError(name)
         return found
+
+    def _index_of(self, encoder: MultiVectorEncoder) -> LiveIndex:
+        """The page index of ``encoder``'s pages (created empty on first use, loaded on first search)."""
+        with self._indexes_lock:
+            found = self._indexes.get(encoder.name)
+            if found is None:
+                found = self._indexes[encoder.name] = LiveIndex(self.store, encoder)
+            return found
+
+    def _encoder_named(self, collection: CollectionRecord) -> MultiVectorEncoder:
+        """The encoder a collection recorded; ``EmbedderMismatchError`` when this process cannot build it."""
+        name = collection.encoder
+        assert name is not None
+        found = self.encoders.named(name)
+        if found is None:
+            raise EmbedderMismatchError(
+                f"the pages of collection {collection.name!r} were encoded by {name!r}, which the configured "
+                f"encoder is not; configure that encoder (documents.encoder), or upsert its documents into a new "
+                "collection")
+        return found
+
+    def _indexes_of(self, scope: str | None) -> list[LiveIndex]:
+        """The page indexes a search of ``scope`` (a collection's name, None: all) reads: its collection's
+        encoder, or every encoder of the tenant's pages (none: an empty scope)."""
+        if scope is not None:
+            collection = self._collection(scope)
+            return [self._index_of(self._encoder_named(collection))] if collection.encoder is not None else []
+        indexes = []  # the encoders of the collections (a few rows), not of every page
+        for name in sorted({c.encoder for c in self.store.collections(MATCH_ALL) if c.encoder is not None}):
+            encoder = self.encoders.named(name)
+            if encoder is None:
+                raise EmbedderMismatchError(
+                    f"pages of this store were encoded by {name!r}, which the configured encoder is not; configure "
+                    "that encoder (documents.encoder), or search the collections of the other encoders by name")
+            indexes.append(self._index_of(encoder))
+        return indexes
+
+    def _versions_before_write(self) -> dict[str, int]:
+        with self._indexes_lock:
+            return {name: index.version_before_write() for name, index in self._indexes.items()}
+
+    def _after_write(self, versions: dict[str, int], removed: Sequence[str], written: LiveIndex | None = None,
+                     added: Sequence[PageWrite] = ()) -> None:
+        """Every page index takes the write's removed pages, ``written`` its added ones too."""
+        with self._indexes_lock:
+            indexes = list(self._indexes.values())
+        for index in indexes:
+            index.after_write(versions.get(index.encoder.name, -1), removed, list(added) if index is written else [])
 
     def _scope(self, collection_name: str | None) -> str | None:
         """None for every collection (``all``); else the collection's name, which must exist."""
@@ -396,6 +480,16 @@ class Ranked(NamedTuple):
     hybrid_score: float | None = None
 
 
+def _interleave(rankings: list[list[dict[str, Any]]], top_k: int) -> list[dict[str, Any]]:
+    """The best ``top_k`` of the rankings of several encoders' pages: by rank (the encoders' scores are not
+    on one scale), pages of the same rank by ``normalized_score``. One ranking is returned as it is."""
+    if len(rankings) == 1:
+        return rankings[0][:top_k]
+    merged = [(rank, -hit["normalized_score"], n, hit) for n, ranking in enumerate(rankings)
+              for rank, hit in enumerate(ranking)]
+    return [hit for *_, hit in sorted(merged, key=lambda item: item[:3])][:top_k]
+
+
 def query_filter_on(where: Node) -> str:
     """What ``filter`` returns for a parsed query_filter: collections when it reads only their metadata."""
     return "collection" if qf.targets(where) == {"collection"} else "document"
@@ -407,7 +501,7 @@ def _b64(data: bytes | None) -> str | None:
 
 def _collection_out(c: CollectionRecord) -> dict[str, Any]:
     return CollectionOut(id=c.id, name=c.name, metadata=c.metadata, num_documents=c.num_documents,
-                         created_at=c.created_at, updated_at=c.updated_at).model_dump()
+                         created_at=c.created_at, updated_at=c.updated_at, encoder=c.encoder).model_dump()
 
 
 def _document_out(d: DocumentRecord, pages: list[PageRecord] | None = None) -> dict[str, Any]:

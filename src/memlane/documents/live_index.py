@@ -24,13 +24,14 @@ from memlane.documents.encoders import MultiVectorEncoder
 from memlane.documents.late_interaction import PageIndex, from_fde, from_half, to_fde
 from memlane.documents.models import PageWrite, StoredVectors
 from memlane.documents.store import DocumentStore
-from memlane.core.errors import EmbedderMismatchError, StoreError
+from memlane.core.errors import StoreError
 
 _log = logging.getLogger(__name__)
 
 
 class LiveIndex:
-    """The page index of one document store and encoder."""
+    """The page index of one document store and encoder: the pages that encoder encoded (each collection
+    has one encoder; ``Documents`` keeps an index per encoder its collections use)."""
 
     def __init__(self, store: DocumentStore, encoder: MultiVectorEncoder):
         self.store = store
@@ -107,13 +108,6 @@ class LiveIndex:
         version = self.store.version()
         if self._index is not None and version == self._version:
             return self._index
-        encoders = self.store.encoders()
-        others = {name: count for name, count in encoders.items() if name != self.encoder.name}
-        if others:
-            raise EmbedderMismatchError(
-                f"pages of this store were encoded by {sorted(others)} but the configured encoder is "
-                f"{self.encoder.name!r}; configure that encoder (documents.encoder), or upsert those "
-                "documents again with this one")
         fde_config = self._encoding.encoding_id
         if self._index is None:
             self._index, self._ids = self._new_index(), set()

@@ -24,6 +24,8 @@ class CollectionRecord:
     created_at: str
     updated_at: str
     num_documents: int = 0
+    #: the name of the encoder of its pages (None: not chosen yet, the collection is empty)
+    encoder: str | None = None
 
 
 @dataclass(slots=True)
@@ -97,6 +99,8 @@ class CollectionOut(BaseModel):
     num_documents: int
     created_at: str
     updated_at: str
+    #: the encoder of its pages and queries (null: chosen by its first upsert; see docs/documents.md)
+    encoder: Optional[str] = None
 
 
 class PageOut(BaseModel):

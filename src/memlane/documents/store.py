@@ -27,7 +27,10 @@ from memlane.core.filters import Node
 DOCUMENT_COLUMNS = ("d.id, d.collection_id, c.name, d.name, d.metadata, d.source, d.created_at, d.updated_at,"
                     " (SELECT count(*) FROM {pages} p WHERE p.tenant = d.tenant AND p.document_id = d.id)")
 COLLECTION_COLUMNS = ("c.id, c.name, c.metadata, c.created_at, c.updated_at,"
-                      " (SELECT count(*) FROM {documents} d WHERE d.tenant = c.tenant AND d.collection_id = c.id)")
+                      " (SELECT count(*) FROM {documents} d WHERE d.tenant = c.tenant AND d.collection_id = c.id),"
+                      # its recorded encoder; a collection written before they were recorded: its pages' encoder
+                      " coalesce(c.encoder, (SELECT p.encoder FROM {documents} d JOIN {pages} p ON p.tenant = d.tenant"
+                      " AND p.document_id = d.id WHERE d.tenant = c.tenant AND d.collection_id = c.id LIMIT 1))")
 #: a page hit: page, document and collection columns
 HIT_COLUMNS = ("p.id, p.document_id, p.page_number, p.text, p.image,"
                " d.id, d.collection_id, c.name, d.name, d.metadata, d.source, d.created_at, d.updated_at,"
@@ -37,8 +40,9 @@ HIT_COLUMNS = ("p.id, p.document_id, p.page_number, p.text, p.image,"
 class DocumentStore(Protocol):
     tenant: str
 
-    def create_collection(self, name: str, metadata: dict[str, Any]) -> CollectionRecord:
-        """``DuplicateNameError`` when the tenant has a collection of that name."""
+    def create_collection(self, name: str, metadata: dict[str, Any], encoder: str | None = None) -> CollectionRecord:
+        """``DuplicateNameError`` when the tenant has a collection of that name. ``encoder``: the name of the
+        encoder of its pages, when known already (else recorded by its first upsert)."""
 
     def collection(self, name: str) -> CollectionRecord | None: ...
 
@@ -52,7 +56,9 @@ class DocumentStore(Protocol):
 
     def upsert_document(self, collection_name: str, name: str, metadata: dict[str, Any], source: str | None,
                         pages: Sequence[PageWrite], encoder: str, dims: int) -> UpsertResult:
-        """Create the document, or replace the pages and metadata of the one of that name."""
+        """Create the document, or replace the pages and metadata of the one of that name. Records
+        ``encoder`` as the collection's when it has none; ``EmbedderMismatchError`` when it has another
+        (a collection never mixes encoders)."""
 
     def document(self, collection_name: str, name: str) -> DocumentRecord | None: ...
 

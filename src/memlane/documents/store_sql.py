@@ -24,7 +24,7 @@ from memlane.documents.models import (
     UpsertResult,
 )
 from memlane.documents.store import COLLECTION_COLUMNS, DOCUMENT_COLUMNS, HIT_COLUMNS
-from memlane.core.errors import StoreError
+from memlane.core.errors import EmbedderMismatchError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.ids import new_id
 from memlane.store import bm25
@@ -107,7 +107,7 @@ class SqlDocumentStore(ABC):
         return self._collection(row)
 
     def _collection(self, row: Sequence[Any]) -> CollectionRecord:
-        return CollectionRecord(row[0], row[1], self._json_out(row[2]), row[3], row[4], int(row[5]))
+        return CollectionRecord(row[0], row[1], self._json_out(row[2]), row[3], row[4], int(row[5]), row[6])
 
     def _document(self, row: Sequence[Any]) -> DocumentRecord:
         return DocumentRecord(row[0], row[1], row[2], row[3], self._json_out(row[4]), row[5], row[6], row[7],
@@ -138,13 +138,14 @@ class SqlDocumentStore(ABC):
 
     # -- collections ------------------------------------------------------------------------------
 
-    def create_collection(self, name: str, metadata: dict[str, Any]) -> CollectionRecord:
+    def create_collection(self, name: str, metadata: dict[str, Any], encoder: str | None = None) -> CollectionRecord:
         now = timeutil.now_iso()
 
         def write(con: Con) -> CollectionRecord:
-            row = con.execute(self._sql("INSERT INTO {collections} (tenant, id, name, metadata, created_at, updated_at)"
-                                        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id"),
-                              (self.tenant, new_id(), name, self._json_in(metadata), now, now)).fetchone()
+            row = con.execute(self._sql("INSERT INTO {collections} (tenant, id, name, metadata, created_at, updated_at,"
+                                        " encoder) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+                                        " RETURNING id"),
+                              (self.tenant, new_id(), name, self._json_in(metadata), now, now, encoder)).fetchone()
             if row is None:
                 raise DuplicateNameError(f"a collection named {name!r} exists already", field="name")
             self._bump(con)
@@ -204,6 +205,12 @@ class SqlDocumentStore(ABC):
 
         def write(con: Con) -> UpsertResult:
             collection = self._collection_row(con, collection_name, lock=True)  # writers of a collection take turns
+            if collection.encoder is not None and collection.encoder != encoder:
+                raise EmbedderMismatchError(
+                    f"collection {collection_name!r} holds pages encoded by {collection.encoder!r}, not {encoder!r}; "
+                    "a collection keeps the encoder of its first pages (write it into another collection)")
+            con.execute(self._sql("UPDATE {collections} SET encoder = %s WHERE tenant = %s AND id = %s"
+                                  " AND encoder IS NULL"), (encoder, self.tenant, collection.id))
             existing = self._document_row(con, collection_name, name)
             removed: list[str] = []
             if existing is None:

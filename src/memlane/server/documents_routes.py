@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from memlane.documents import Documents
 from memlane.documents.encoders import MultiVectorEncoder
 from memlane.documents.errors import DocumentsNotFoundError, DuplicateNameError
-from memlane.documents.facade import default_encoder
+from memlane.documents.facade import explicit_encoder
 from memlane.server import documents_schemas as schemas
 from memlane.server.access import json_param, principal
 from memlane.server.errors import ErrorJson
@@ -53,8 +53,8 @@ class DocumentTenants:
         with self._lock:
             found = self._documents.get(tenant)
             if found is None:
-                if self._encoder is None:
-                    self._encoder = default_encoder(self.tenants.config.documents, memory)
+                if self._encoder is None:  # an explicit encoder is built once for every tenant
+                    self._encoder = explicit_encoder(self.tenants.config.documents, memory)
                 # the same Documents the /mcp tools of this tenant use
                 found = self._documents[tenant] = Documents.for_memory(memory, encoder=self._encoder)
         return found

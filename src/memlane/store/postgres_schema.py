@@ -500,6 +500,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE memlane_api_keys ADD COLUMN IF NOT EXISTS users text",
         f"ALTER TABLE memlane_api_keys ADD COLUMN IF NOT EXISTS last_used_at text {_C}",
     ],
+    # documents: each collection's encoder (the name recorded with its pages), chosen on its first write
+    # (memlane.documents.encoder_choice) and kept for every later write and query; NULL: not chosen yet
+    # (an empty collection) or a collection written before, whose pages' encoder stands for it
+    [
+        "ALTER TABLE memlane_doc_collections ADD COLUMN IF NOT EXISTS encoder text",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

@@ -402,6 +402,12 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL
         )""",
     ],
+    # documents: each collection's encoder (the name recorded with its pages), chosen on its first write
+    # (memlane.documents.encoder_choice) and kept for every later write and query; NULL: not chosen yet
+    # (an empty collection) or a collection written before, whose pages' encoder stands for it
+    [
+        "ALTER TABLE doc_collections ADD COLUMN encoder TEXT",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
