@@ -11,6 +11,14 @@ provisional memory, or what formation made of it). Then every event is waited fo
 a few synchronous adds give the ratio of what an agent waits either way. Prints one JSON object:
 
     .venv/bin/python benchmarks/bench_async_add.py --adds 300 --clients 4 --llm-delay 3
+
+``--sdk``: the answer alone, in process (``Memory.add``, SQLite, the default model): one scope filled with
+``--turns`` turns, then ``--blocks`` alternating blocks of ``--per-block`` async adds and as many plain
+``add(infer=False)`` calls to that scope (the order of the two flips every block), each followed by a search
+for its sentence (*found*: the first result). Nobody forms meanwhile (``--sdk-workers 0``): what is
+measured is what the caller waits. Prints p50/p95 of each side and ``async_p95_over_plain_p95``:
+
+    .venv/bin/python benchmarks/bench_async_add.py --sdk --turns 1500 --blocks 10 --per-block 20
 """
 
 from __future__ import annotations
@@ -88,6 +96,50 @@ def settle(url: str, events: list[str], timeout: float) -> dict:
             "formation_ms": summary([e["latency"] for e in ended.values() if e["latency"] is not None])}
 
 
+def sdk_run(args: argparse.Namespace) -> dict:
+    """``--sdk``: async adds and plain adds to one filled scope, in alternating blocks (module docstring)."""
+    from memlane import Memory
+
+    home = Path(tempfile.mkdtemp(prefix="bench-async-sdk-"))
+    config = {"vector_store": {"provider": "sqlite", "config": {"path": str(home / "memlane.db")}},
+              "background": {"workers": args.sdk_workers},
+              **({"embedder": {"provider": args.embedder}} if args.embedder else {})}
+    rng = random.Random(45)
+    user = "bench"
+    took: dict[str, list[float]] = {"async": [], "plain": []}
+    found = {"async": 0, "plain": 0}
+    with Memory(config, background=bool(args.sdk_workers)) as memory:
+        for start in range(0, args.turns, 100):
+            memory.add([new_sentence(rng, n) for n in range(start, min(args.turns, start + 100))], user_id=user,
+                       infer=False)
+        memory.search("warm up", user_id=user)
+        n = args.turns
+        for block in range(args.blocks):
+            for side in (("async", "plain") if block % 2 == 0 else ("plain", "async")):
+                for _ in range(args.per_block):
+                    text = new_sentence(rng, n)
+                    n += 1
+                    started = time.perf_counter()
+                    if side == "async":
+                        memory.add(text, user_id=user, async_mode=True)
+                    else:
+                        memory.add(text, user_id=user, infer=False)
+                    took[side].append(time.perf_counter() - started)
+                    first = memory.search(text, user_id=user, limit=1)["results"][:1]
+                    found[side] += bool(first) and first[0]["memory"] == text
+        open_jobs = memory.store.open_jobs()
+    async_ms, plain_ms = (summary([t * 1000 for t in took[side]]) for side in ("async", "plain"))
+    return {"benchmark": "async add (SDK)", "machine": machine_facts(), "backend": "sqlite",
+            "embedder": args.embedder or "default", "turns": args.turns, "blocks": args.blocks,
+            "per_block": args.per_block, "workers": args.sdk_workers,
+            "async_add_ms": async_ms, "plain_add_ms": plain_ms,
+            "async_p95_over_plain_p95": round(async_ms["p95"] / plain_ms["p95"], 3),
+            "async_p50_over_plain_p50": round(async_ms["p50"] / plain_ms["p50"], 3),
+            "found_right_after": found, "searched": {side: len(took[side]) for side in took},
+            "jobs_left_queued": open_jobs,
+            "loadavg_at_end": [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--adds", type=int, default=300, help="async adds in all (spread over the clients)")
@@ -99,8 +151,15 @@ def main() -> int:
     parser.add_argument("--postgres", action="store_true", help="the bundled PostgreSQL instead of SQLite")
     parser.add_argument("--embedder", default=None,
                         help="the embedder's provider (default: the configuration's default model; local: all-MiniLM-L6-v2)")
+    parser.add_argument("--sdk", action="store_true", help="the answer alone, in process (module docstring)")
+    parser.add_argument("--turns", type=int, default=1500, help="--sdk: turns in the scope before measuring")
+    parser.add_argument("--per-block", type=int, default=20, help="--sdk: adds of each side per block")
+    parser.add_argument("--sdk-workers", type=int, default=0, help="--sdk: background workers of the Memory")
     parser.add_argument("--out")
     args = parser.parse_args()
+    if args.sdk:
+        write_report(sdk_run(args), args.out)
+        return 0
 
     facts = machine_facts()
     llm_server, formation = slow_llm.start(delay=args.llm_delay)

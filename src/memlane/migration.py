@@ -236,8 +236,8 @@ class _Source:
 def _memory(row: tuple, dims: int, dtype: np.dtype) -> MemoryRecord:
     (_, id_, text, hash_, created, updated, user, agent, run, actor, role, metadata, memory_type, valid_to,
      reason, superseded_by, sources, event_id, context, blob, token_count, token_blob) = row
-    vector = np.frombuffer(blob, dtype=dtype).astype(np.float32)
-    if len(vector) != dims:
+    vector = np.frombuffer(blob, dtype=dtype).astype(np.float32) if blob else None  # empty: not embedded yet
+    if vector is not None and len(vector) != dims:
         raise StoreError(f"memory {id_} in the source has a {len(vector)}-dimensional vector, the store's embedder "
                          f"has {dims}: the source is damaged")
     tokens = None if token_blob is None else np.frombuffer(token_blob, dtype="<f2").reshape(token_count, -1)

@@ -39,7 +39,9 @@ def test_search_stage_flags(cli):
     staged = json.loads(cli("search", "XJ-9000", "-u", "alice", "-n", "1", "--keyword", "--rerank",
                             "--filter-memories", "--json").stdout)
     assert staged["results"][0]["memory"] == "Order XJ-9000 shipped on Monday"
-    assert {n for n, s in staged["metadata"]["stages"].items() if s["ran"]} == {"vector", "keyword", "rerank", "filter"}
+    # no reranker chosen (retrieval.reranker): the rerank asked for is skipped, with a warning
+    assert {n for n, s in staged["metadata"]["stages"].items() if s["ran"]} == {"vector", "keyword", "filter"}
+    assert staged["metadata"]["stages"]["rerank"]["skipped"] and staged["metadata"]["warnings"]
     assert "metadata" not in json.loads(cli("search", "XJ-9000", "-u", "alice", "--no-keyword", "--json").stdout)
     table = cli("search", "XJ-9000", "-u", "alice", "--keyword").stdout
     assert "XJ-9000" in table and "stages: vector" in table and "keyword" in table

@@ -80,7 +80,8 @@ def test_the_speaker_is_in_both_representations_on_both_paths(tmp_path, hashing_
     made at insert or by the first rerank that meets the memory (and written back)."""
     recording = _Recording(hashing_embedder)
     config = {**sqlite_config(tmp_path / "t.db"),
-              "retrieval": {"embed_actor": embed_actor, "store_token_vectors": at_insert}}
+              "retrieval": {"embed_actor": embed_actor, "store_token_vectors": at_insert,
+                            "reranker": {"provider": "maxsim"}}}
     with Memory(config, embedder=recording) as memory:
         mid = memory.add([{"role": "user", "name": "Melanie", "content": "the kids loved the lake"}],
                          user_id="chat", infer=False)["results"][0]["id"]

@@ -93,7 +93,9 @@ def test_stdio_server_tools_end_to_end(tmp_path, e5_embedder):
     assert out["add_conversation"]["status"] == "ok" and out["add_conversation"]["results"]
     hits = out["search"]
     assert hits["results"][0]["memory"] == "I love Thai curry" and hits["count"] <= 2
-    assert hits["metadata"]["stages_run"] == ["semantic_search", "keyword_search", "rerank"]  # hybrid by default
+    # hybrid by default; no reranker chosen (retrieval.reranker): the rerank asked for is skipped, with a warning
+    assert hits["metadata"]["stages_run"] == ["semantic_search", "keyword_search"]
+    assert any(w.startswith("rerank skipped: ") for w in hits["metadata"]["warnings"])
     assert hits["metadata"]["stages_requested"] == ["rerank"] and hits["metadata"]["fallback_used"] is False
     assert any("limit" in w for w in hits["metadata"]["warnings"])
     assert out["get"]["user_id"] == "alice"  # the server's default user

@@ -94,7 +94,13 @@ def test_empty_or_missing_query_is_a_readable_failure(caller, query):
 # -- optional stages: run by the engine, reported, failing on their own ------------
 
 
-def test_requested_stages_run_in_the_engine_and_are_reported(caller):
+def choose_maxsim(caller, monkeypatch):
+    """The maxsim reranker written in the configuration: unwritten, a rerank asked for is skipped."""
+    monkeypatch.setattr(caller.memory.config.retrieval, "reranker", ProviderSpec(provider="maxsim"))
+
+
+def test_requested_stages_run_in_the_engine_and_are_reported(caller, monkeypatch):
+    choose_maxsim(caller, monkeypatch)
     plain = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=False)
     staged = tools.search_memories(caller, "what instrument do I play?", limit=2, keyword_search=True,
                                    rerank=True, filter_memories=True)
@@ -120,6 +126,7 @@ def test_a_search_without_flags_is_hybrid_and_says_so(caller):
 
 
 def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypatch):
+    choose_maxsim(caller, monkeypatch)
     plain = tools.search_memories(caller, "what instrument do I play?", limit=3)
 
     def broken(*args, **kwargs):
@@ -133,6 +140,17 @@ def test_a_failing_stage_degrades_and_the_next_stage_still_runs(caller, monkeypa
     assert meta["stages_run"] == ["semantic_search", "keyword_search", "filter_memories"]  # hybrid by default
     assert any("rerank failed" in w for w in meta["warnings"])
     assert found["results"][0]["id"] == plain["results"][0]["id"]  # the best result it had
+
+
+def test_a_rerank_without_a_reranker_chosen_is_skipped_with_a_warning(caller):
+    hybrid = tools.search_memories(caller, "what instrument do I play?", limit=3, keyword_search=True)
+    found = tools.search_memories(caller, "what instrument do I play?", limit=3, keyword_search=True, rerank=True)
+    meta = found["metadata"]
+    assert meta["stages_requested"] == ["keyword_search", "rerank"] and meta["stages_failed"] == {}
+    assert meta["stages_run"] == ["semantic_search", "keyword_search"] and meta["advanced_retrieval"] is True
+    assert [w for w in meta["warnings"] if w.startswith("rerank skipped: ") and "retrieval.reranker" in w]
+    assert [r["id"] for r in found["results"]] == [r["id"] for r in hybrid["results"]]  # the search's own order
+    assert all("rerank" not in r["scores"] for r in found["results"])
 
 
 def test_an_unavailable_reranker_is_a_failed_stage_not_a_failed_search(caller, monkeypatch):

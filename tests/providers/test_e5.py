@@ -191,7 +191,8 @@ def test_unigram_truncates_and_keeps_the_end_marker(tiny):
 
 @pytest.mark.model
 def test_use_embeds_in_one_space_and_rerank_degrades_without_tokens(tmp_path):
-    config = {**sqlite_config(tmp_path / "use.db"), "embedder": {"provider": "use-multilingual"}}
+    config = {**sqlite_config(tmp_path / "use.db"), "embedder": {"provider": "use-multilingual"},
+              "retrieval": {"reranker": {"provider": "maxsim"}}}  # chosen: unchosen, a rerank is skipped
     with Memory(config) as m:
         assert m.embeddings.name.startswith("use/universal-sentence-encoder-multilingual-3@") and m.embeddings.dims == 512
         m.add(["用户对芒果过敏", "User plays tennis every Saturday morning"], user_id="u", infer=False)

@@ -335,7 +335,8 @@ def test_a_search_process_with_an_export_never_imports_torch(exported, tmp_path)
         import json, sys
         from memlane import Memory
         from memlane.documents import Documents
-        config = {{"vector_store": {{"provider": "sqlite", "config": {{"path": {str(tmp_path / "m.db")!r}}}}}}}
+        config = {{"vector_store": {{"provider": "sqlite", "config": {{"path": {str(tmp_path / "m.db")!r}}}}},
+                  "retrieval": {{"reranker": {{"provider": "maxsim"}}}}}}  # the rerank runs: token vectors too
         with Memory(config) as m:
             m.add("I keep bees on the roof", user_id="alice", infer=False)
             plain = m.search("what hobby does she have?", user_id="alice")["results"]

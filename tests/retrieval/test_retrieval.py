@@ -20,7 +20,8 @@ from conftest import sqlite_config
 
 @pytest.fixture
 def hybrid(tmp_path, embedder):
-    config = {**sqlite_config(tmp_path / "h.db"), "retrieval": {"store_token_vectors": True}}
+    config = {**sqlite_config(tmp_path / "h.db"), "retrieval": {"reranker": {"provider": "maxsim"},
+                                                                "store_token_vectors": True}}
     with Memory(config, embedder=embedder) as m:
         m.add(NOTES, user_id="u", infer=False, metadata={"kind": "note"})
         m.add(["Order XJ-9000 was cancelled by another customer"], user_id="other", infer=False)
@@ -188,7 +189,7 @@ def test_search_weighs_time_neighbours_and_named_dates(tmp_path, embedder, timel
     weights = {"neighbour_weight": 0.4, "date_weight": 0.3} if timeline_on else {"neighbour_weight": 0, "date_weight": 0}
     # the reranker given an even say, where it alone puts the look-alike first: the timeline's part shows
     # the speakers are named (turns of a conversation), their names already in the texts: not embedded again
-    config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"store_token_vectors": True, "rerank_weight": 0.5,
+    config = {**sqlite_config(tmp_path / "t.db"), "retrieval": {"reranker": {"provider": "maxsim"}, "rerank_weight": 0.5,
                                                                 "embed_actor": False, **weights}}
     with Memory(config, embedder=embedder) as m:
         m.insert([NewMemory(text=text, user_id="u", created_at=at, updated_at=at, actor_id=text.split(":")[0])
@@ -216,7 +217,8 @@ def test_maxsim_rerank_uses_stored_or_computed_token_vectors_alike(hybrid, tmp_p
     assert texts(stored)[0] == "My sister lives in Toronto and works as a nurse"
     assert stored["metadata"]["stages"]["rerank"]["reranker"] == "maxsim"
     assert hybrid.store._con.execute("SELECT count(*) FROM memory_tokens").fetchone()[0] == 7
-    with Memory(sqlite_config(tmp_path / "plain.db"), embedder=embedder) as plain:  # no stored token vectors
+    unstored = {"reranker": {"provider": "maxsim"}, "store_token_vectors": False}
+    with Memory({**sqlite_config(tmp_path / "plain.db"), "retrieval": unstored}, embedder=embedder) as plain:
         plain.add(NOTES, user_id="u", infer=False, metadata={"kind": "note"})
         computed = plain.search("what does my sister do for a living?", user_id="u", rerank=True, limit=3)
     assert [(r["memory"], round(r["scores"]["rerank"], 4)) for r in computed["results"]] == \
@@ -328,9 +330,52 @@ def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
         assert "filter_memories" in degraded["metadata"]["stages_failed"] and len(degraded["results"]) == 3
 
 
+class _TokenCounting:
+    """The hashing embedder, counting the texts whose token vectors it computes (MaxSim's work)."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dims = inner, inner.name, inner.dims
+        self.token_texts: list[str] = []
+
+    def embed(self, texts, purpose):
+        return self.inner.embed(texts, purpose)
+
+    def embed_with_tokens(self, texts, purpose="document"):
+        self.token_texts.extend(texts)
+        return self.inner.embed_with_tokens(texts, purpose)
+
+
+@pytest.mark.parametrize("retrieval, flags, reranks", [
+    ({}, {"rerank": True}, False),                                 # no reranker chosen: skipped, with the reason
+    ({"rerank": True}, {}, False),                                 # on by default, still none chosen
+    ({"reranker": {"provider": "maxsim"}}, {"rerank": True}, True),  # maxsim chosen: it runs
+    ({"rerank": True, "reranker": {"provider": "maxsim"}}, {}, True),
+])
+def test_a_rerank_runs_only_with_a_reranker_chosen(tmp_path, hashing_embedder, retrieval, flags, reranks):
+    """MaxSim over the local models' token vectors measured no recall gain on LoCoMo, so a rerank asked for
+    without ``retrieval.reranker`` written does no work (no token vectors) and says why; written, it runs."""
+    counting = _TokenCounting(hashing_embedder)
+    with Memory({**sqlite_config(tmp_path / "r.db"), "retrieval": {**retrieval, "store_token_vectors": False}},
+                embedder=counting) as m:
+        m.add(NOTES, user_id="u", infer=False)
+        hybrid = m.search("what does my sister do?", user_id="u", keyword_search=True, rerank=False)
+        found = m.search("what does my sister do?", user_id="u", **flags)
+    meta, stage = found["metadata"], found["metadata"]["stages"]["rerank"]
+    assert stage["ran"] is reranks and meta["stages_failed"] == {} and meta["fallback_used"] is False
+    assert "rerank" in meta["stages_requested"]
+    assert bool(counting.token_texts) is reranks  # the candidates' (and the query's) token vectors
+    assert all(("rerank" in r["scores"]) is reranks for r in found["results"])
+    if reranks:
+        assert meta["warnings"] == [] and "skipped" not in stage
+    else:
+        assert "retrieval.reranker" in stage["skipped"] and stage["ms"] == 0.0
+        assert meta["warnings"] == [f"rerank skipped: {stage['skipped']}"]
+        assert [r["id"] for r in found["results"]] == [r["id"] for r in hybrid["results"]]
+
+
 @pytest.mark.parametrize("retrieval, weight", [
-    ({}, 0.3),                                                   # maxsim's own
-    ({"rerank_weight": 0.7}, 0.7),                               # set: whatever the reranker
+    ({"reranker": {"provider": "maxsim"}}, 0.3),                 # maxsim's own
+    ({"reranker": {"provider": "maxsim"}, "rerank_weight": 0.7}, 0.7),  # set: whatever the reranker
     ({"reranker": {"provider": "llm"}}, 0.5),                    # a model judging relevance: an even say
     ({"reranker": {"provider": "llm"}, "rerank_weight": 0.0}, 0.0),
 ])

@@ -4,6 +4,7 @@ search is hybrid and answers as a plain search does."""
 import pytest
 
 from memlane import Memory
+from memlane.core.config import ProviderSpec
 from memlane.core.models import NewMemory
 
 from conftest import sqlite_config
@@ -35,12 +36,14 @@ def test_in_scope_uses_the_scoped_path(memory):
     assert {r["memory"] for r in results} == {"tea", "coffee"}
 
 
-def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory):
+def test_a_search_is_quick_only_with_a_cached_query_and_no_optional_stage(memory, monkeypatch):
     memory.insert([NewMemory(text="I keep bees on my roof", user_id="u")])
     assert not memory.search_is_quick("who keeps bees?")  # the query vector is not cached yet
     memory.search("who keeps bees?", user_id="u")
     assert memory.search_is_quick("who keeps bees?")  # hybrid on SQLite: the store's own lookups
     assert memory.search_is_quick("who keeps bees?", keyword_search=False)
+    assert memory.search_is_quick("who keeps bees?", rerank=True)  # no reranker chosen: the rerank is skipped
+    monkeypatch.setattr(memory.config.retrieval, "reranker", ProviderSpec(provider="maxsim"))
     assert not memory.search_is_quick("who keeps bees?", rerank=True)
     assert not memory.search_is_quick("who keeps bees?", filter_memories=True)
     assert memory.search_is_quick("who keeps bees?", keyword_search=True, rerank=False, filter_memories=False)
@@ -101,7 +104,8 @@ def test_searches_of_a_sqlite_store_take_turns(tmp_path, hashing_embedder, monke
 
     from memlane.store.sqlite import SQLiteStore
 
-    with Memory(sqlite_config(tmp_path / "m.db"), embedder=hashing_embedder) as memory:
+    config = {**sqlite_config(tmp_path / "m.db"), "retrieval": {"reranker": {"provider": "maxsim"}}}
+    with Memory(config, embedder=hashing_embedder) as memory:
         memory.add(ORDERS, user_id="u", infer=False)
         inside, most = [0], [0]
         lock = threading.Lock()

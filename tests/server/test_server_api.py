@@ -111,10 +111,13 @@ def test_search_runs_the_requested_retrieval_stages(api):
     assert staged.status_code == 200, staged.text
     body = staged.json()
     assert body["results"][0]["memory"] == "Order XJ-9000 shipped on Monday"
-    assert body["results"][0]["scores"]["keyword"] > 0 and "rerank" in body["results"][0]["scores"]
+    assert body["results"][0]["scores"]["keyword"] > 0 and "rerank" not in body["results"][0]["scores"]
+    # no reranker chosen (retrieval.reranker): the rerank asked for is skipped and the answer says why
     assert {name for name, stage in body["metadata"]["stages"].items() if stage["ran"]} == {
-        "vector", "keyword", "rerank", "filter"}
-    assert body["metadata"]["fallback_used"] is False
+        "vector", "keyword", "filter"}
+    assert "retrieval.reranker" in body["metadata"]["stages"]["rerank"]["skipped"]
+    assert body["metadata"]["warnings"][0].startswith("rerank skipped: no reranker is configured")
+    assert body["metadata"]["fallback_used"] is False and body["metadata"]["stages_failed"] == {}
     bad = api.post("/search", json={**query, "rerank": "yes"})
     assert bad.status_code == 422 and "rerank" in bad.text
 

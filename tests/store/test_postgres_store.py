@@ -254,6 +254,42 @@ def test_a_token_write_back_waits_for_an_update_in_progress_and_then_keeps_nothi
         assert kept == [0] and memory.store.token_vectors([mid]) == {}
 
 
+def test_a_keyword_search_is_one_statement_with_the_scope_statistics_and_cosines(pg, hashing_embedder, monkeypatch):
+    """The keyword search sends one statement for its matches, their terms, their cosines and the scope's
+    statistics, and a second only for the records the search has not read yet (before: four, the
+    statistics, the cosines and the records apart); its answer is the one those statements gave."""
+    from memlane.core import filters as flt
+    from memlane.store import SearchReads
+
+    schema = pg.fresh_schema()
+    with Memory(pg.config(schema), embedder=hashing_embedder) as memory:
+        memory.insert([NewMemory(text=f"note {i} about tennis" + " and jazz" * (i % 3), user_id="u") for i in range(12)]
+                      + [NewMemory(text="tennis and jazz elsewhere", user_id="other")])
+        store, vector = memory.store, hashing_embedder.embed(["tennis jazz"], "query")[0]
+        where = flt.Compare(flt.Field(column="user_id"), "eq", "u")
+        sent: list[str] = []
+        execute = psycopg.Connection.execute
+
+        def counting(self, query, params=None, **kwargs):
+            sent.append(str(query))
+            return execute(self, query, params, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", counting)
+        reads = SearchReads()
+        first = store.keyword_search("tennis jazz", vector, where, 5, reads)
+        cold, sent[:] = list(sent), []
+        again = store.keyword_search("tennis jazz", vector, where, 5, reads)
+        warm = list(sent)
+        monkeypatch.undo()
+    assert len(cold) == 2 and len(warm) == 1
+    assert [(r.id, s, c) for r, s, c in again] == [(r.id, s, c) for r, s, c in first]
+    assert [r.text for r, _, _ in first][:4] == ["note 2 about tennis and jazz and jazz",
+                                                 "note 5 about tennis and jazz and jazz",
+                                                 "note 8 about tennis and jazz and jazz",
+                                                 "note 11 about tennis and jazz and jazz"]
+    assert all(r.user_id == "u" for r, _, _ in first) and all(-1 <= c <= 1 for _, _, c in first)
+
+
 @pytest.mark.parametrize("exact_search_limit", [10_000, 0])
 def test_a_warm_search_is_one_round_trip(pg, hashing_embedder, monkeypatch, exact_search_limit):
     """The scope's size class (score it exactly, or ask the HNSW index) is counted once and reused:

@@ -421,7 +421,8 @@ def _reranked(m, query):
 
 def test_a_rerank_keeps_the_token_vectors_it_computes(backend, hashing_embedder):
     counting = _CountingTokens(hashing_embedder)
-    with Memory(backend(), embedder=counting) as m:  # defaults: no token vectors at insert
+    # maxsim chosen, its token vectors not stored at insert: the first rerank computes them
+    with Memory(backend(reranker={"provider": "maxsim"}, store_token_vectors=False), embedder=counting) as m:
         ids = [r["id"] for r in m.add(TEA, user_id="u", infer=False)["results"]]
         assert m.store.token_vectors(ids) == {} and counting.token_texts == []
         first = _reranked(m, "tea")
@@ -461,8 +462,11 @@ def test_token_vectors_are_kept_only_for_memories_unchanged_since_read(memory, c
     assert len(memory.store.token_vectors([mid])) == kept
 
 
-def test_rerank_configured_on_stores_token_vectors_at_insert(backend, hashing_embedder):
-    table = [({}, False), ({"rerank": True}, True), ({"rerank": True, "store_token_vectors": False}, False),
+def test_the_maxsim_reranker_chosen_stores_token_vectors_at_insert(backend, hashing_embedder):
+    # rerank on by default without a reranker chosen reranks nothing (rerank.unchosen_reason): no token vectors
+    table = [({}, False), ({"rerank": True}, False), ({"reranker": {"provider": "maxsim"}}, True),
+             ({"rerank": True, "reranker": {"provider": "maxsim"}}, True),
+             ({"reranker": {"provider": "maxsim"}, "store_token_vectors": False}, False),
              ({"store_token_vectors": True}, True),
              ({"rerank": True, "reranker": {"provider": "llm", "config": {}}}, False)]
     for settings, at_insert in table:
@@ -474,7 +478,7 @@ def test_rerank_configured_on_stores_token_vectors_at_insert(backend, hashing_em
 def test_reembed_drops_the_old_embedders_token_vectors(backend):
     from memlane.embeddings.hashing import HashingEmbedder
 
-    config = backend(store_token_vectors=True)
+    config = backend(reranker={"provider": "maxsim"})
     with Memory(config, embedder=HashingEmbedder(384)) as m:
         ids = [r["id"] for r in m.add(TEA, user_id="u", infer=False)["results"]]
         assert set(m.store.token_vectors(ids)) == set(ids)
@@ -542,14 +546,15 @@ def test_reembed_swaps_every_vector_and_resumes_after_interruption(backend, embe
         Memory(config, embedder=embedder)
 
 
-def test_a_store_refusing_the_token_write_back_still_reranks(memory, monkeypatch, caplog):
-    ids = [r["id"] for r in memory.add(TEA, user_id="u", infer=False)["results"]]
+def test_a_store_refusing_the_token_write_back_still_reranks(backend, hashing_embedder, monkeypatch, caplog):
+    with Memory(backend(reranker={"provider": "maxsim"}, store_token_vectors=False), embedder=hashing_embedder) as memory:
+        ids = [r["id"] for r in memory.add(TEA, user_id="u", infer=False)["results"]]
 
-    def refuse(items):
-        raise StoreError("the store is read-only")
+        def refuse(items):
+            raise StoreError("the store is read-only")
 
-    monkeypatch.setattr(memory.store, "keep_token_vectors", refuse)
-    with caplog.at_level("WARNING", logger="memlane.retrieval"):
-        assert _reranked(memory, "tea")  # the rerank ran on the vectors it computed
-    assert "could not keep the token vectors of 4 memories" in caplog.text
-    assert memory.store.token_vectors(ids) == {}
+        monkeypatch.setattr(memory.store, "keep_token_vectors", refuse)
+        with caplog.at_level("WARNING", logger="memlane.retrieval"):
+            assert _reranked(memory, "tea")  # the rerank ran on the vectors it computed
+        assert "could not keep the token vectors of 4 memories" in caplog.text
+        assert memory.store.token_vectors(ids) == {}

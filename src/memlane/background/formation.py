@@ -1,9 +1,12 @@
 """``add(async_mode=True)``: keep the call at once, form it later (docs/deployment.md).
 
 ``enqueue`` writes, in one transaction, the messages (verbatim, as every add does), a
-*provisional* memory per message (what was sent, embedded as a memory is, so the very next
-search finds it) and the job. ``run`` is a worker's turn: the same formation a synchronous add
-does (``Formation.decide``), written in one transaction with the job's end and the removal of the
+*provisional* memory per message (what was sent, in the keyword index at once, so the very next
+search finds it by its words) and the job, without running the embedding model: the call answers
+in the time of that one write. ``run`` is a worker's turn: first the provisional memories get their
+vectors (a transaction of their own, so a search finds them by meaning a few milliseconds later,
+while formation still waits for its LLM), then the same formation a synchronous add does
+(``Formation.decide``), written in one transaction with the job's end and the removal of the
 provisional memories, so a search sees either what was sent or what was formed, never both,
 and a job's effect is applied once however many workers tried it.
 """
@@ -15,9 +18,10 @@ from typing import Any
 
 from memlane.background.workers import Workers
 from memlane.background import webhooks
+from memlane.core import filters as flt
 from memlane.core import timeutil, validation
 from memlane.core.arguments import AddCall
-from memlane.core.changes import AddRecord, ChangeSet
+from memlane.core.changes import AddRecord, ChangeSet, Embedded
 from memlane.core.errors import EventNotFoundError
 from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, WEBHOOK, Job, JobDone, order_key
 from memlane.core.models import Message, MessageRecord, NewMemory
@@ -84,8 +88,7 @@ def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord], journal: A
     with the answer as its outcome."""
     job = Job(id=_event_id(), kind=ADD, order_key=order_key(call.ids), created_at=timeutil.now_iso(),
               request=call_json(call, kept))
-    provisional = ingest_records.records(_provisional(memory, call, kept, job.id), memory.embeddings,
-                                         memory.config.retrieval)
+    provisional = ingest_records.unembedded(_provisional(memory, call, kept, job.id))
     answer = {"results": [{"message": QUEUED, "status": "PENDING", "event_id": job.id}], "status": "PENDING",
               "event_id": job.id, "message_ids": [m.id for m in kept],
               "provisional": [{"id": r.id, "memory": r.text} for r in provisional]}
@@ -130,13 +133,28 @@ def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str],
 
 
 def run(memory: Facade, job: Job, worker: str) -> None:
-    """Form a held job and end it, in one transaction (``JobLostError`` when another worker took it)."""
+    """Embed the job's provisional memories, then form it and end it, in one transaction (``JobLostError``
+    when another worker took it)."""
+    embed_provisional(memory, job.id)
     call, message_ids, times = from_json(job.request, job.created_at)
     changes, outcome = memory.formation.decide(call, message_ids, times)
     status = SUCCEEDED if outcome.get("status") == "ok" else FAILED
     changes.job_done = JobDone(id=job.id, worker=worker, attempt=job.attempts, status=status, result=outcome,
                                error=outcome.get("reason"))
     memory.store.apply(changes)
+
+
+def embed_provisional(memory: Facade, event_id: str) -> int:
+    """Give the event's provisional memories their vectors (one batch, one transaction); how many were
+    read. A vector is written only where the memory has none yet (``Embedded``): a job tried again after
+    its worker died embeds again, and changes nothing."""
+    waiting = memory.store.list(flt.Compare(flt.Field(column="event_id"), "eq", event_id),
+                                memory.config.limits.max_messages)
+    if not waiting:
+        return 0
+    ingest_records.embed(waiting, memory.embeddings, memory.config.retrieval)
+    memory.store.apply(ChangeSet(embedded=[Embedded(r.id, r.vector, r.token_vectors) for r in waiting]))
+    return len(waiting)
 
 
 def fail(memory: Facade, job: Job, worker: str, error: str) -> None:

@@ -107,6 +107,8 @@ def search(
         for stage, error in (meta.get("stages_failed") or {}).items():
             errors.print(f"[yellow]warning:[/yellow] stage {stage} failed and was skipped: {escape(str(error))}",
                          highlight=False)
+        for warning in meta.get("warnings") or []:  # a stage skipped on purpose (rerank, no reranker chosen)
+            errors.print(f"[yellow]warning:[/yellow] {escape(str(warning))}", highlight=False)
         if meta.get("fallback_used"):
             errors.print(f"[yellow]warning:[/yellow] advanced retrieval failed, a standard search answered: "
                          f"{escape(str(meta['original_error']))}", highlight=False)

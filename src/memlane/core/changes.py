@@ -75,6 +75,17 @@ class Expiry:
     valid_to: str | None
 
 
+@dataclass(slots=True)
+class Embedded:
+    """The vector (and token vectors) of a memory stored without one: an async add's provisional memory,
+    embedded by a worker after the call answered. Written only while the memory still has no vector (no
+    history row: a stand-in leaves no trace)."""
+
+    id: str
+    vector: np.ndarray
+    token_vectors: np.ndarray | None = None
+
+
 #: the states of an ``AddRecord``
 PENDING = "pending"
 DONE = "done"
@@ -143,9 +154,11 @@ class ChangeSet:
     done: AddDone | None = None
     jobs: list[Job] = field(default_factory=list)
     job_done: JobDone | None = None
+    #: vectors of memories stored without one (``Embedded``)
+    embedded: list[Embedded] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         """Whether there is anything to write."""
         return bool(self.inserts or self.updates or self.invalidations or self.expiries or self.deletes
                     or self.messages or self.keys or self.graph or self.jobs or self.job_done
-                    or self.journal or self.done)
+                    or self.journal or self.done or self.embedded)

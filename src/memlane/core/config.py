@@ -100,6 +100,9 @@ class RetrievalConfig(BaseModel):
     neighbour_weight: float = Field(0.6, ge=0, le=1)
     #: candidates created at most this far apart (seconds) count as neighbours
     neighbour_gap_seconds: float = Field(3600, ge=0)
+    #: the reranker ``rerank`` runs. Unwritten, it is maxsim but not run: a rerank asked for answers with the
+    #: fused order and a warning (``retrieval/rerank.py``, ``unchosen_reason``): MaxSim over the local
+    #: models' token vectors measured no recall gain on LoCoMo. Written (``maxsim`` too), it runs
     reranker: ProviderSpec = Field(default_factory=lambda: ProviderSpec(provider="maxsim"))
     #: share of the reranker's score in the final order (the fused score has the rest); None: the
     #: reranker's own (``default_weight``: maxsim 0.3, cross_encoder and llm 0.5)
@@ -108,7 +111,7 @@ class RetrievalConfig(BaseModel):
     #: them by this much on the normalised score (retrieval/actors.py); 0 = off
     actor_weight: float = Field(0.3, ge=0, le=1)
     #: when a memory's late-interaction token vectors (MaxSim reranking; ~0.8 KB per word piece) are
-    #: stored at insert: None (default) when ``rerank`` is on by default with the maxsim reranker,
+    #: stored at insert: None (default) when the maxsim reranker is chosen (``reranker`` written),
     #: True always, False never. Whatever it says, the token vectors a rerank computes for a
     #: candidate that has none are written back, so each memory's are computed once
     store_token_vectors: Optional[bool] = None
@@ -128,7 +131,12 @@ class RetrievalConfig(BaseModel):
         """Whether memories get their token vectors when inserted (``store_token_vectors``)."""
         if self.store_token_vectors is not None:
             return self.store_token_vectors
-        return self.rerank and self.reranker.provider == "maxsim"
+        return self.reranker_chosen and self.reranker.provider == "maxsim"
+
+    @property
+    def reranker_chosen(self) -> bool:
+        """Whether ``reranker`` was written in the configuration (else a rerank asked for is skipped)."""
+        return "reranker" in self.model_fields_set
 
 
 class ContextConfig(BaseModel):

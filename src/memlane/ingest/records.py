@@ -20,13 +20,38 @@ from memlane.core.models import MemoryRecord, NewMemory, text_hash
 
 def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: RetrievalConfig) -> list[MemoryRecord]:
     """One record per draft, embedded in one batch."""
-    if not drafts:
-        return []
-    texts = [embedding_text(d.text, d.metadata, d.context, settings, d.actor_id) for d in drafts]
-    tokens: list[Any] = [None] * len(drafts)
+    stored = unembedded(drafts)
+    embed(stored, embeddings, settings)
+    return stored
+
+
+def unembedded(drafts: Sequence[NewMemory]) -> list[MemoryRecord]:
+    """One record per draft, hashed and stamped but without a vector yet (an async add's provisional
+    memories: keyword-searchable at once, given their vectors by a worker, ``embed``)."""
+    now = timeutil.now_iso()
+    return [
+        MemoryRecord(
+            id=d.id or new_id(), text=d.text, hash=text_hash(d.text),
+            created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
+            user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
+            metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids,
+            valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
+            event_id=d.event_id, context=clipped_context(d.context),
+        )
+        for d in drafts
+    ]
+
+
+def embed(stored: Sequence[MemoryRecord], embeddings: Embeddings, settings: RetrievalConfig) -> None:
+    """Give records their vectors (and token vectors, when the store keeps them at insert), in one batch:
+    each embedded as it is stored (``text``, ``metadata``, ``context``, ``actor_id``)."""
+    if not stored:
+        return
+    texts = [embedding_text(r.text, r.metadata, r.context, settings, r.actor_id) for r in stored]
+    tokens: list[Any] = [None] * len(stored)
     if settings.tokens_at_insert and embeddings.has_tokens:
         # token vectors describe the memory's own words; with a context prefix that takes a second pass
-        own = [token_text(d.text, settings, d.actor_id) for d in drafts]
+        own = [token_text(r.text, settings, r.actor_id) for r in stored]
         if own == texts:
             matrix, tokens = embeddings.documents_and_tokens(texts, settings.max_token_vectors)
         else:
@@ -34,18 +59,8 @@ def records(drafts: Sequence[NewMemory], embeddings: Embeddings, settings: Retri
             _, tokens = embeddings.documents_and_tokens(own, settings.max_token_vectors)
     else:
         matrix = embeddings.documents(texts)
-    now = timeutil.now_iso()
-    return [
-        MemoryRecord(
-            id=d.id or new_id(), text=d.text, hash=text_hash(d.text),
-            created_at=d.created_at or now, updated_at=d.updated_at or d.created_at or now,
-            user_id=d.user_id, agent_id=d.agent_id, run_id=d.run_id, actor_id=d.actor_id, role=d.role,
-            metadata=d.metadata, memory_type=d.memory_type, source_message_ids=d.source_message_ids, vector=vector,
-            valid_to=d.valid_to, invalid_reason=d.invalid_reason, superseded_by=d.superseded_by,
-            token_vectors=token_vectors, event_id=d.event_id, context=clipped_context(d.context),
-        )
-        for d, vector, token_vectors in zip(drafts, matrix, tokens)
-    ]
+    for record, vector, token_vectors in zip(stored, matrix, tokens):
+        record.vector, record.token_vectors = vector, token_vectors
 
 
 def vectors(memories: Sequence[Any], embeddings: Embeddings, settings: RetrievalConfig) -> np.ndarray:

@@ -329,6 +329,7 @@ def stage_report(engine: Mapping[str, Any] | None, warnings: list[str]) -> dict[
     if stages.get("standard_search", {}).get("ran"):
         run_.append("standard_search")
     failed = dict(engine.get("stages_failed") or {})
+    warnings.extend(engine.get("warnings") or [])  # a stage skipped on purpose (rerank with no reranker chosen)
     for name, error in failed.items():
         warnings.append(f"{name} failed ({error}); the search continued without it")
     if engine.get("fallback_used"):

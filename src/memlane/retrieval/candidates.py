@@ -51,6 +51,14 @@ class Trace:
 
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    #: what the caller should know about the answer that is not a failure (a stage asked for and skipped)
+    warnings: list[str] = field(default_factory=list)
+
+    def skip(self, name: str, reason: str) -> None:
+        """Record a stage asked for and not run, on purpose: ``ran`` false with its ``skipped`` reason, and a
+        warning (not a failure: ``stages_failed`` is for stages that broke)."""
+        self.stages[name] = {"ran": False, "skipped": reason, "ms": 0.0}
+        self.warnings.append(f"{STAGE_NAMES.get(name, name)} skipped: {reason}")
 
     @contextmanager
     def stage(self, name: str, within: str | None = None, *, fatal: bool = False) -> Iterator[dict[str, Any]]:
@@ -85,7 +93,7 @@ class Trace:
         answered (false after a fallback, as seed 001's fallback says)."""
         return {"advanced_retrieval": fallback_error is None, "stages_requested": requested,
                 "stages_failed": dict(self.failed), "fallback_used": fallback_error is not None,
-                "original_error": fallback_error, "stages": self.stages,
+                "original_error": fallback_error, "stages": self.stages, "warnings": list(self.warnings),
                 "total_ms": round(sum(s["ms"] for s in self.stages.values()), 3)}
 
 

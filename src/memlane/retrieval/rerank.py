@@ -1,10 +1,12 @@
 """Rerankers: score the top candidates again with a costlier model, chosen by ``retrieval.reranker``.
 
-- ``maxsim`` (default): late interaction on the local model's contextual token
+- ``maxsim``: late interaction on the local model's contextual token
   vectors — for each query token the best-matching memory token, averaged. No
-  extra model. Token vectors come from the store; a candidate without them gets them
-  computed on the spot and written back (``retrieval.store_token_vectors`` says whether
-  they are also stored at insert).
+  extra model. Token vectors come from the store (stored at insert once maxsim is chosen,
+  ``retrieval.store_token_vectors``); a candidate without them gets them computed on the spot
+  and written back. It runs only when chosen: with ``retrieval.reranker`` unwritten a rerank
+  asked for is skipped with a warning (``unchosen_reason``), as MaxSim over the local models'
+  token vectors measured no recall gain (LoCoMo dev, docs/retrieval.md).
 - ``cross_encoder``: any sentence-transformers CrossEncoder in a local directory.
 - ``llm``: the configured chat model grades every candidate in one call.
 """
@@ -140,6 +142,18 @@ def _llm(spec: ProviderSpec, config: MemoryConfig, embeddings: Any) -> Reranker:
         raise ConfigError("the llm reranker needs an llm: configure `llm`, or give provider and config in "
                           "retrieval.reranker.config")
     return LLMReranker(create_llm(llm_spec))
+
+
+#: why ``rerank=True`` reranks nothing while ``retrieval.reranker`` is unwritten (the search's warning)
+UNCHOSEN = ("no reranker is configured (retrieval.reranker). The built-in maxsim reranker is off unless chosen: "
+            "over the local models' token vectors it measured no recall gain, and its first searches in a scope "
+            "spend up to seconds computing token vectors. The results keep the search's own order; set "
+            "retrieval.reranker to llm or cross_encoder, or to maxsim to run it anyway")
+
+
+def unchosen_reason(config: MemoryConfig) -> str | None:
+    """Why a rerank asked for is not run (``UNCHOSEN``), or None when ``retrieval.reranker`` was chosen."""
+    return None if config.retrieval.reranker_chosen else UNCHOSEN
 
 
 def create_reranker(config: MemoryConfig, embeddings: Any) -> Reranker:

@@ -7,7 +7,8 @@ stages over it:
 - **vector**: the store's nearest memories (the whole search when no stage is asked for);
 - **keyword** (``keyword_search``): BM25 matches fused with the vector candidates, then the
   **timeline** step (dates the query names, time-neighbours of strong candidates);
-- **rerank** (``rerank``): the configured reranker scores the best candidates again;
+- **rerank** (``rerank``): the configured reranker scores the best candidates again (skipped, with a
+  warning, while ``retrieval.reranker`` is unwritten: ``rerank.unchosen_reason``);
 - **filter** (``filter_memories``): the judge (offline, or the configured LLM) drops results
   that do not answer the query.
 
@@ -37,7 +38,7 @@ from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
 from memlane.retrieval import about_answer, about_user, actors, context_terms, fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate, Trace
-from memlane.retrieval.rerank import Reranker, create_reranker
+from memlane.retrieval.rerank import Reranker, create_reranker, unchosen_reason
 from memlane.retrieval.searchable import SearchableStore
 from memlane.store import SearchReads, Store
 
@@ -123,13 +124,13 @@ class Searcher:
         vector is cached, and it asks for nothing but the store's lookups (the vector search; the keyword
         search too on a store searched in this process, ``SEARCH_SLOTS``: SQLite), no rerank or filter."""
         flags = self.flags(keyword_search, rerank, filter_memories)
-        if flags["rerank"] or flags["filter_memories"] or (flags["keyword_search"] and _turns(self.store) is None):
+        if self._reranks(flags) or flags["filter_memories"] or (flags["keyword_search"] and _turns(self.store) is None):
             return False
         return isinstance(query, str) and self.embeddings.has_query(query)
 
     def query(self, text: str, flags: dict[str, bool]) -> Query:
         """The query with its vector (from the cache when the text was asked before)."""
-        if flags["rerank"] and self.embeddings.has_tokens and self._maxsim_wanted():
+        if self._reranks(flags) and self.embeddings.has_tokens and self._maxsim_wanted():
             self.embeddings.query_tokens(text)  # one model pass gives the query's vector and its tokens
         return Query(text, self.embeddings.query(text))
 
@@ -221,10 +222,12 @@ class Searcher:
 
     def _keyword_hits(self, query: Query, where: flt.Node, limit: int,
                       reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
-        """The store's keyword matches: (record, keyword share of the query, cosine on the common scale)."""
+        """The store's keyword matches: (record, keyword share of the query, cosine on the common scale). A
+        memory without a vector yet (an async add's text before a worker embeds it) is scored by its words
+        alone: its keyword share, up to 1, stands for its similarity."""
         hits = self.store.keyword_search(query, query.vector, where, limit, reads)
-        common = self._common([cosine for _, _, cosine in hits])
-        return [(record, bm25, similarity) for (record, bm25, _), similarity in zip(hits, common)]
+        common = iter(self._common([cosine for _, _, cosine in hits if cosine is not None]))
+        return [(record, bm25, min(1.0, bm25) if cosine is None else next(common)) for record, bm25, cosine in hits]
 
     def _common(self, cosines: list[float]) -> list[float]:
         """Cosines on the common scale (``Embeddings.similarity``), calibrated in one operation."""
@@ -247,7 +250,7 @@ class Searcher:
         searches/s, 1,196 taking turns). A search that may wait for a model or an LLM (rerank, an LLM
         filter) does not take one: it would hold up the others, a cached search on the server's event
         loop among them."""
-        waits = flags.get("rerank") or (flags.get("filter_memories") and self.config.llm is not None)
+        waits = self._reranks(flags) or (flags.get("filter_memories") and self.config.llm is not None)
         turns = None if waits else _turns(self.store)
         return contextlib.nullcontext() if turns is None else turns
 
@@ -260,12 +263,27 @@ class Searcher:
         def vector_hits(vector: Any, scoped: flt.Node, k: int) -> list[tuple[MemoryRecord, float]]:
             return self._vector_hits(vector, scoped, k, reads)
 
+        def whole(chosen: list[Candidate]) -> list[Candidate]:
+            """The chosen candidates with their records whole (the store may have read them in part, for
+            ranking: ``SearchReads``); one deleted since is dropped."""
+            if reads is None:  # a benchmark's search reading apart (bench_conversation_search.py)
+                return chosen
+            records = reads.whole([c.record for c in chosen])
+            kept = [c for c in chosen if c.record.id in records]
+            for c in kept:
+                c.record = records[c.record.id]
+            return kept
+
         with trace.stage("candidates", within="vector", fatal=True):
             candidates = [Candidate(r, s, score=s) for r, s in vector_hits(query.vector, where, pool)]
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
                 candidates, named, found = actors.join(vector_hits, query, where, candidates, pool)
+                stage.update(found)
+        if flags["keyword_search"] and settings.date_weight and query.windows:
+            with trace.stage("dated", within="vector") as stage:
+                candidates, found = timeline.join(vector_hits, query, where, candidates, pool)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
@@ -284,17 +302,19 @@ class Searcher:
         if named:
             with trace.stage("actor_boost", within="vector"):
                 candidates = actors.boost(candidates, named, settings.actor_weight)
-        if flags["rerank"] and candidates:
+        if flags["rerank"] and candidates and (skipped := unchosen_reason(self.config)) is not None:
+            trace.skip("rerank", skipped)
+        elif flags["rerank"] and candidates:
             with trace.stage("rerank") as stage:
                 reranker = self.reranker()
-                top, rest = candidates[:settings.rerank_top], candidates[settings.rerank_top:]
+                top, rest = whole(candidates[:settings.rerank_top]), candidates[settings.rerank_top:]
                 if reranker.needs_tokens:
                     self._attach_tokens(top)
                 stage["reranker"], stage["candidates"] = reranker.name, len(top)
                 weight = reranker.default_weight if settings.rerank_weight is None else settings.rerank_weight
                 stage["weight"] = weight
                 candidates = fusion.blend(top, reranker.scores(query.text, top), weight) + rest
-        candidates = candidates[:limit]
+        candidates = whole(candidates[:limit])
         if flags["filter_memories"] and candidates:
             with trace.stage("filter") as stage:
                 before = len(candidates)
@@ -384,6 +404,11 @@ class Searcher:
         if self._reranker is None:
             self._reranker = create_reranker(self.config, self.embeddings)
         return self._reranker
+
+    def _reranks(self, flags: dict[str, bool]) -> bool:
+        """Whether a search with ``flags`` runs a reranker: rerank asked for and ``retrieval.reranker`` chosen
+        (``rerank.unchosen_reason``; a skipped rerank costs nothing)."""
+        return bool(flags.get("rerank")) and unchosen_reason(self.config) is None
 
     def _maxsim_wanted(self) -> bool:
         try:

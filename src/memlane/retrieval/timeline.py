@@ -4,7 +4,11 @@ Two signals, applied to the fused candidate pool before reranking:
 
 - **Dates named in the query.** "What did Tim say on 16 November, 2023?" or
   "... in August 2023": memories created inside the named day, month or year
-  (``Query.windows``, read in ``query.py``) gain ``date_weight``.
+  (``Query.windows``, read in ``query.py``) gain ``date_weight``. Such a
+  query first fetches the nearest memories created inside its windows
+  (``join``: one more vector search, filtered to them) into the pool, so the
+  bonus also reaches a memory of that day that shares no word with the query
+  (LoCoMo dev: R@25 85.8 -> 86.2, R@50 90.4 -> 90.9, R@10 80.5 -> 80.6).
 - **Neighbours.** A conversation's answer often sits next to the turn that
   matches the query (a question and its reply, a story told over several
   turns). Candidates are put in time order — ``created_at``, then the
@@ -25,12 +29,16 @@ weighted or RRF fusion. Runs as a step of the hybrid stage (``searcher.py``). Me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from memlane.core.query import Query
+from memlane.core import filters as flt
+from memlane.core import timeutil
+from memlane.core.models import MemoryRecord
+from memlane.core.query import Query, Window
 from memlane.retrieval.candidates import Candidate, minmax
 
 def _moment(text: str | None) -> datetime | None:
@@ -47,6 +55,31 @@ def conversation_turns(a: Any, b: Any) -> bool:
     """Whether two memories (records) close in time are turns of one conversation: one of them
     answers the message before it (stored with that ``context``), or two speakers said them."""
     return bool(a.context or b.context or (a.actor_id and b.actor_id and a.actor_id != b.actor_id))
+
+
+def window_filter(windows: tuple[Window, ...]) -> flt.Node | None:
+    """The filter of memories created inside any of ``windows`` (None for none)."""
+    spans = [flt.conjoin(flt.Compare(flt.Field(column="created_at"), "gte", timeutil.canonical(start)),
+                         flt.Compare(flt.Field(column="created_at"), "lt", timeutil.canonical(end)))
+             for start, end in windows]
+    if not spans:
+        return None
+    return spans[0] if len(spans) == 1 else flt.Or(tuple(spans))
+
+
+def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]], query: Query, where: flt.Node,
+         candidates: list[Candidate], pool: int) -> tuple[list[Candidate], dict[str, Any]]:
+    """The pool with the nearest memories created on the dates the query names (one more vector search,
+    filtered to those dates; ``search(vector, where, limit)`` as ``actors.join``'s), so that ``apply``'s
+    date bonus reaches a memory of that day the query's words and meaning alone ranked outside the pool.
+    A query naming no date is left as it is."""
+    scoped = window_filter(query.windows)
+    if scoped is None or query.vector is None:
+        return candidates, {}
+    present = {c.record.id for c in candidates}
+    hits = search(query.vector, flt.conjoin(where, scoped), pool)
+    added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
+    return candidates + added, {"dated_added": len(added)}
 
 
 def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neighbour_weight: float,

@@ -48,12 +48,33 @@ class SearchReads:
     """The records one search has read, kept for its later stages: the vector candidates, the actor
     focus's and the keyword matches overlap (a LoCoMo conversation: 300 candidates, 170 memories), and
     each memory's record is read once. Keyed by the store's own row key (SQLite's rowid, PostgreSQL's
-    seq)."""
+    seq). ``scans``: what a store's earlier statements of the search learnt that its later ones reuse, under
+    keys of its own (SQLite: the rows a scope admits, read by the vector search, give the keyword search
+    its statistics and cosines).
 
-    __slots__ = ("records",)
+    A store may read the candidates' records **in part**: what ranking reads of them (id, ``created_at``,
+    the scope ids, ``actor_id``, ``context``, ``metadata``; the text and the rest left empty), since most
+    candidates are dropped. It names them in ``partial`` (memory id -> its key) and sets ``read_whole``
+    (keys -> whole records); ``whole`` gives the records a search returns or reads further."""
+
+    __slots__ = ("records", "scans", "partial", "read_whole")
 
     def __init__(self) -> None:
         self.records: dict[Any, MemoryRecord] = {}
+        self.scans: dict[Any, Any] = {}
+        self.partial: dict[str, Any] = {}
+        self.read_whole: Callable[[list[Any]], dict[Any, MemoryRecord]] | None = None
+
+    def whole(self, records: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
+        """``records`` whole, by memory id: those read in part read again (one read for all); one deleted
+        since is left out."""
+        whole = {r.id: r for r in records if r.id not in self.partial}
+        keys = [self.partial[r.id] for r in records if r.id in self.partial]
+        if keys and self.read_whole is not None:
+            for key, record in self.read_whole(keys).items():
+                self.records[key] = whole[record.id] = record
+                del self.partial[record.id]
+        return whole
 
     def of(self, keys: Sequence[Any], read: Callable[[list[Any]], dict[Any, MemoryRecord]]) -> dict[Any, MemoryRecord]:
         """The records read so far, with those of ``keys`` not yet read added by ``read(missing keys)``
@@ -80,21 +101,24 @@ class Store(Protocol):
         """Matching memories, newest first, skipping the ``offset`` newest."""
 
     def with_vectors(self, where: Node) -> tuple[list[MemoryRecord], np.ndarray]:
-        """Every matching memory, oldest first, and their vectors as one (memories × dims) float32 matrix."""
+        """Every matching memory that has a vector, oldest first, and their vectors as one (memories × dims)
+        float32 matrix."""
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
         """Matching memories by cosine similarity to the unit vector ``query``, best first (``reads``: the
-        records this search has read already, and where to keep those it reads)."""
+        records this search has read already, and where to keep those it reads; with it, records may be
+        read in part: ``SearchReads.whole``). A memory without a vector
+        yet (an async add's provisional memory before a worker embeds it) is never among them."""
 
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
-        """The union of each query's ``k`` nearest matching memories, and the full
+        """The union of each query's ``k`` nearest matching memories (those with a vector), and the full
         (queries × memories) cosine matrix between them (reconciliation input)."""
 
     def keyword_search(self, query: str | Query, vector: np.ndarray, where: Node,
                        limit: int, reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """Matching memories by BM25 over the keyword index, best first, as (record, keyword score,
-        cosine similarity to ``vector``): the score is the BM25 as a share of the query's ideal
+        cosine similarity to ``vector``, None for a memory without a vector yet): the score is the BM25 as a share of the query's ideal
         (``store/bm25.py``: 1 for a memory of average length holding every query term once). The terms
         are ``keywords.query_terms(query)``: a ``Query``'s own, analysed once per search. ``reads``: as
         for ``search``."""

@@ -506,6 +506,11 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE memlane_doc_collections ADD COLUMN IF NOT EXISTS encoder text",
     ],
+    # an async add's provisional memories are stored without a vector (NULL) and answered at once: found by
+    # their keywords, by meaning once a worker has embedded them (background/formation.py)
+    [
+        "ALTER TABLE memlane_memories ALTER COLUMN vector DROP NOT NULL",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

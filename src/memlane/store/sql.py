@@ -22,7 +22,7 @@ from memlane.core import timeutil
 from memlane.core.errors import EmbedderMismatchError, MaintenanceBusyError, MemoryNotFoundError, StoreError
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
-from memlane.core.changes import EXPIRED, Expiry
+from memlane.core.changes import EXPIRED, Embedded, Expiry
 from memlane.store.base import ChangeSet, Invalidate, ReembedItem, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
@@ -79,6 +79,10 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
     TOKENS_FROM = ("", "")
     #: count each scope's memories from a covering index, not the rows (SQLite; ``scope_counts_sql``)
     SCOPES_FROM_INDEX = False
+    #: the condition of a memory stored without a vector yet (an async add's provisional memory until a
+    #: worker embeds it: found by its keywords only), and of one with a vector (alias m)
+    NO_VECTOR = "vector IS NULL"
+    HAS_VECTOR = "m.vector IS NOT NULL"
 
     def __init__(self, tenant: str, compiler: FilterCompiler, scope_compiler: FilterCompiler,
                  message_compiler: FilterCompiler):
@@ -218,6 +222,8 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
                 self.write_graph(con, changes.graph)
             if changes.jobs:
                 self._enqueue(con, changes.jobs)
+            if changes.embedded:
+                self._fill_vectors(con, changes.embedded)
             if changes.job_done is not None:
                 self._finish_job(con, changes.job_done)
             if changes.done is not None:  # last: a void completion rolls back everything above
@@ -255,6 +261,13 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
         if u.vector is not None:  # the old token vectors described the old text
             self._drop_tokens(con, u.id)
             self._store_tokens(con, [(u.id, u.token_vectors)] if u.token_vectors is not None else [])
+
+    def _fill_vectors(self, con: Con, items: Sequence[Embedded]) -> None:
+        """Vectors of memories stored without one (``Embedded``), each written only while its memory is
+        still there without a vector; their token vectors with them."""
+        statement = self._sql("UPDATE {memories} SET vector = %s WHERE {tenant}id = %s AND " + self.NO_VECTOR)
+        filled = [e for e in items if con.execute(statement, (self._vector_in(e.vector), *self._t(e.id))).rowcount]
+        self._store_tokens(con, [(e.id, e.token_vectors) for e in filled if e.token_vectors is not None])
 
     def _invalidate(self, con: Con, invalidations: Sequence[Invalidate]) -> None:
         """Invalidate memories that are valid now, in three statements whatever their number (cleanup
@@ -379,8 +392,8 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
     def with_vectors(self, where: Node) -> tuple[list[MemoryRecord], np.ndarray]:
         sql, params = self._where(self.compiler, where)
         rows = self._run(lambda con: con.execute(self._sql(
-            "SELECT " + RECORD_COLUMNS + ", m.vector FROM {memories} m WHERE {tenant:m}{where}"
-            " ORDER BY m.created_at, m.{seq}", where=sql), params).fetchall())
+            "SELECT " + RECORD_COLUMNS + ", m.vector FROM {memories} m WHERE {tenant:m}{where} AND " + self.HAS_VECTOR
+            + " ORDER BY m.created_at, m.{seq}", where=sql), params).fetchall())
         if not rows:
             return [], np.zeros((0, self._dims()), dtype=np.float32)
         return [self._record(row) for row in rows], self._vectors_out([row[-1] for row in rows])

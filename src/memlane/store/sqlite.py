@@ -43,6 +43,18 @@ _metadata_json = json.JSONEncoder(ensure_ascii=False).encode
 #: ``vector_store.config.synchronous``: SQLite's ``PRAGMA synchronous`` by name, by the number it reads back
 SYNCHRONOUS = {"normal": 1, "full": 2}
 
+#: what ranking reads of a candidate's record (``SQLiteStore._ranked_records``), after its rowid
+RANKED_COLUMNS = "m.id, m.created_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.metadata, m.context"
+#: ``SearchReads.scans`` key of the RANKED_COLUMNS a small scope's scan read, by rowid
+RANKED = "ranked"
+#: a scope that admitted at most this many times a search's ``limit`` rows when last scanned is scanned with
+#: its rows' RANKED_COLUMNS: most of its rows become candidates, and reading their records by rowid again
+#: visits every row twice (100k memories, 100-row scopes, 1.4x the scan's time; the extra columns cost the
+#: scan 0.45x, so the scan pays up to ~2.5 times the candidates)
+SMALL_SCOPE = 2.5
+#: scope sizes kept as that hint (cleared when full)
+SCOPE_SIZES_KEPT = 4096
+
 #: Entries of the ``memory_changes`` log kept: a matrix further behind than that reads every vector again.
 CHANGE_LOG_KEEP = 10_000
 
@@ -133,6 +145,9 @@ class SQLiteStore(SqlMemoryStore):
     EPOCH = "((julianday('now') - 2440587.5) * 86400.0)"
     INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
     EXTRA_TABLES = ("memories_fts",)
+    #: the vector column is NOT NULL (since schema 1): a memory without a vector yet holds an empty blob
+    NO_VECTOR = "vector = x''"
+    HAS_VECTOR = "m.vector <> x''"
     SCOPES_FROM_INDEX = True
     #: searches of this process that read the file at once (``retrieval.searcher``): one, as its work is
     #: all under the GIL
@@ -172,6 +187,8 @@ class SQLiteStore(SqlMemoryStore):
         self.dtype = vectors.DTYPES[self._run(lambda con: self._meta(con, ("vector_dtype",)))["vector_dtype"]]
         self._matrix = VectorMatrix(self._connect, self._dims, self.dtype)
         self._keyword_stats = keyword_stats.ScopeStats()
+        #: rows each scope filter admitted when a search last scanned it (``SMALL_SCOPE``; a hint, never a result)
+        self._scope_sizes: dict[tuple, int] = {}
 
     @property
     def location(self) -> str:
@@ -291,8 +308,8 @@ class SQLiteStore(SqlMemoryStore):
         params.append(json.dumps(list(values)))  # any number of values (no variable limit)
         return f"{column} IN (SELECT value FROM json_each(?))"
 
-    def _vector_in(self, vector: np.ndarray) -> bytes:
-        return vectors.to_blob(vector, self.dtype)
+    def _vector_in(self, vector: np.ndarray | None) -> bytes:
+        return b"" if vector is None else vectors.to_blob(vector, self.dtype)
 
     def _vectors_out(self, stored: list[bytes]) -> np.ndarray:
         return vectors.from_blobs(stored, self._dims(), self.dtype)
@@ -333,7 +350,8 @@ class SQLiteStore(SqlMemoryStore):
                 [(rowid, r.id, r.text, r.hash, r.created_at, r.updated_at, r.user_id, r.agent_id, r.run_id,
                   r.actor_id, r.role, _metadata_json(r.metadata), r.memory_type,
                   self._list_in(unique(r.source_message_ids)), r.valid_to,
-                  r.invalid_reason, r.superseded_by, r.event_id, vectors.to_blob(r.vector, dtype), len(terms),
+                  r.invalid_reason, r.superseded_by, r.event_id,
+                  b"" if r.vector is None else vectors.to_blob(r.vector, dtype), len(terms),
                   r.context)
                  for rowid, r, terms in zip(range(first, first + len(records)), records, analysed)],
             )
@@ -360,14 +378,35 @@ class SQLiteStore(SqlMemoryStore):
 
     def _records_by_rowid(self, con: sqlite3.Connection, rowids: list[int],
                           reads: SearchReads | None = None) -> dict[int, MemoryRecord]:
-        """The records of ``rowids`` that exist (with ``reads``: read once per search, ``SearchReads.of``)."""
+        """The records of ``rowids`` that exist (with ``reads``: read once per search, ``SearchReads.of``, and
+        in part: ``_ranked_records``)."""
         if reads is not None:
-            return reads.of(rowids, lambda missing: self._records_by_rowid(con, missing))
+            return reads.of(rowids, lambda missing: self._ranked_records(con, missing, reads))
         rows = con.execute(
             f"SELECT m.rowid, {RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(rowids),),
         ).fetchall()
         return {row[0]: self._record(row[1:]) for row in rows}
+
+    def _ranked_records(self, con: sqlite3.Connection, rowids: list[int], reads: SearchReads) -> dict[int, MemoryRecord]:
+        """The records of ``rowids`` with what ranking reads of them (``SearchReads``: a search's 100-odd
+        candidates, of which it returns ten), named in ``reads.partial``; ``reads.whole`` reads the rest.
+        Rows a small scope's scan read them of (``search``) are not read again."""
+        scanned = reads.scans.get(RANKED, {})
+        rows = [(rowid, *scanned[rowid]) for rowid in rowids if rowid in scanned]
+        unread = [rowid for rowid in rowids if rowid not in scanned]
+        if unread:
+            rows += con.execute(f"SELECT m.rowid, {RANKED_COLUMNS} FROM memories m"
+                                " WHERE m.rowid IN (SELECT value FROM json_each(?))", (json.dumps(unread),)).fetchall()
+        if reads.read_whole is None:
+            reads.read_whole = lambda keys: self._run(lambda con: self._records_by_rowid(con, keys))
+        found = {}
+        for rowid, memory_id, created_at, user_id, agent_id, run_id, actor_id, metadata, context in rows:
+            found[rowid] = MemoryRecord(memory_id, "", "", created_at, "", user_id=user_id, agent_id=agent_id,
+                                        run_id=run_id, actor_id=actor_id, metadata=self._json_out(metadata),
+                                        context=context)
+            reads.partial[memory_id] = rowid
+        return found
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
@@ -375,11 +414,25 @@ class SQLiteStore(SqlMemoryStore):
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
             if scope_ids(where):
-                rows = con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params).fetchall()
+                key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
+                size = self._scope_sizes.get(key) if key is not None else None
+                ranked = size is not None and size <= SMALL_SCOPE * limit
+                admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
+                                       f" FROM memories m WHERE {sql}", params).fetchall()
+                if key is not None:
+                    if len(self._scope_sizes) >= SCOPE_SIZES_KEPT:
+                        self._scope_sizes.clear()
+                    self._scope_sizes[key] = len(admitted)
+                    if ranked:
+                        reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
+                scan = self._keep_scan(con, reads, key, admitted, query)
+                rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
                 if not rows:
                     return []
                 scores = vectors.from_blobs([r[1] for r in rows], dims, self.dtype) @ query
                 rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                if scan is not None:
+                    scan.rowids, scan.scores = rowids, scores
                 best = vectors.top_k(scores, limit, threshold)
                 hits = [(int(rowids[i]), float(scores[i])) for i in best]
             else:
@@ -391,32 +444,65 @@ class SQLiteStore(SqlMemoryStore):
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """FTS5 finds the matching rows (the scope ids go into the MATCH, so only the scope's postings
         are read); the scores are ``store/bm25.py``'s over the rows ``where`` admits, not FTS5's
-        ``bm25()``, whose statistics span the whole file (every user) and count scope tokens."""
+        ``bm25()``, whose statistics span the whole file (every user) and count scope tokens. After this
+        search's scoped vector search of the same filter (``reads``, nothing written since), its scan of the
+        admitted rows gives the lengths, N and avgdl and the cosines: no join, no count, no vector read again."""
         terms = keywords.query_terms(query)
         expression = match_expression(terms, scope_ids(where))
         if expression is None:
             return []
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
-            rows = con.execute(
-                # CROSS JOIN keeps FTS5 the outer loop: with memories outside (the planner's choice for
-                # a scope index) FTS5 would evaluate the MATCH again for every row of the scope
-                "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts CROSS JOIN memories m"
-                f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}",
-                (expression, *params),
-            ).fetchall()
+            scan = self._scan_of(con, reads, sql, params)
+            if scan is not None:  # the vector search read the rows the filter admits: no join, no count
+                lengths = scan.lengths()
+                rows = [(rowid, lengths[rowid], indexed) for rowid, indexed in con.execute(
+                    "SELECT rowid, terms FROM memories_fts WHERE memories_fts MATCH ?", (expression,))
+                    if rowid in lengths]
+            else:
+                rows = con.execute(
+                    # CROSS JOIN keeps FTS5 the outer loop: with memories outside (the planner's choice for
+                    # a scope index) FTS5 would evaluate the MATCH again for every row of the scope
+                    "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts CROSS JOIN memories m"
+                    f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}",
+                    (expression, *params),
+                ).fetchall()
             if not rows:
                 return []
-            n, avgdl = self._keyword_stats.get(con, sql, params,
-                                               covering=lambda: self._lengths_index_pays(con, where))
+            n, avgdl = scan.stats() if scan is not None else self._keyword_stats.get(
+                con, sql, params, covering=lambda: self._lengths_index_pays(con, where))
             best = bm25.rank(term_hits(rows, terms), n, avgdl, limit, terms=terms)
             rowids = [rowid for rowid, _ in best]
             records = self._records_by_rowid(con, rowids, reads)
+            cosines = scan.cosines(vector) if scan is not None else {}
+            unscored = [rowid for rowid in rowids if rowid not in cosines]
             blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
-                                     (json.dumps(rowids),)).fetchall())
+                                     (json.dumps(unscored),)).fetchall()) if unscored else {}
         best = [(rowid, score) for rowid, score in best if rowid in records]
-        cosines = vectors.from_blobs([blobs[rowid] for rowid, _ in best], self._dims(), self.dtype) @ vector
-        return [(records[rowid], score, float(c)) for (rowid, score), c in zip(best, cosines)]
+        embedded = [rowid for rowid, _ in best if blobs.get(rowid)]  # a memory not embedded yet has no cosine
+        if embedded:
+            cosines = {**cosines, **dict(zip(embedded, (vectors.from_blobs(
+                [blobs[rowid] for rowid in embedded], self._dims(), self.dtype) @ vector).tolist()))}
+        return [(records[rowid], score, cosines.get(rowid)) for rowid, score in best]
+
+    @staticmethod
+    def _keep_scan(con: sqlite3.Connection, reads: SearchReads | None, key: tuple | None, admitted: list[tuple],
+                   vector: np.ndarray) -> keyword_stats.ScopeScan | None:
+        """Keep a scoped vector search's read of the rows its filter (``key``) admits for the keyword stage."""
+        if reads is None or key is None:
+            return None
+        scan = reads.scans[key] = keyword_stats.ScopeScan(keyword_stats.current_generation(con), admitted, vector)
+        return scan
+
+    @staticmethod
+    def _scan_of(con: sqlite3.Connection, reads: SearchReads | None, sql: str,
+                 params: list) -> keyword_stats.ScopeScan | None:
+        """This search's earlier read of the rows ``sql`` admits, when nothing was written since."""
+        key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
+        scan = reads.scans.get(key) if key is not None else None
+        if scan is None or scan.generation != keyword_stats.current_generation(con):
+            return None
+        return scan
 
     def _lengths_index_pays(self, con: sqlite3.Connection, where: Node) -> bool:
         """Count a search's BM25 statistics from the memories_lengths index (sqlite_keyword_stats.py)?"""
@@ -429,7 +515,8 @@ class SQLiteStore(SqlMemoryStore):
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
         sql, params = _COMPILER.compile(where)
         with self._snapshot() as con:
-            rows = con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params).fetchall()
+            rows = [row for row in con.execute(f"SELECT m.rowid, m.vector FROM memories m WHERE {sql}", params)
+                    if row[1]]
             if not rows or not len(queries):
                 return [], np.zeros((len(queries), 0), dtype=np.float32)
             scores = queries @ vectors.from_blobs([r[1] for r in rows], self._dims(), self.dtype).T

@@ -10,6 +10,9 @@ reuses its figures. "Anything written" is the store's write generation (``meta.g
 raised by every write transaction of any connection or process, ``SQLiteStore._write``), read
 inside the search's own read transaction, so a cached figure is always that of the snapshot
 the search sees.
+
+A hybrid search needs no count at all when its scoped vector search has just scanned the same
+filter's rows (``ScopeScan``): their number and lengths are the figures, for the same generation.
 """
 
 from __future__ import annotations
@@ -28,6 +31,57 @@ INDEXED_COLUMNS = frozenset({"valid_to", "user_id", "agent_id", "run_id"})
 #: the statement that raises the generation; runs in every write transaction
 BUMP = (f"INSERT INTO meta(key, value) VALUES ('{GENERATION_KEY}', '1')"
         " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+
+def current_generation(con: sqlite3.Connection) -> str | None:
+    """The store's write generation as the connection's transaction sees it."""
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
+    return row[0] if row else None
+
+
+class ScopeScan:
+    """What a scoped vector search read of every row its filter admits (``(rowid, vector, nterms, ...)``), kept
+    for the keyword search of the same search and filter (``SearchReads.scans``): the admitted rows and their
+    lengths (so N and avgdl, and no join to filter the keyword matches), and the cosines of those with a
+    vector to ``vector``. Valid only in a snapshot of the same write ``generation``."""
+
+    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "_lengths", "_cosines")
+
+    def __init__(self, generation: str | None, rows: list[tuple], vector: Any):
+        self.generation, self.rows, self.vector = generation, rows, vector
+        self.rowids: Any = None  # the rows with a vector and their cosines (numpy), set by the vector search
+        self.scores: Any = None
+        self._lengths: dict[int, int] | None = None
+        self._cosines: dict[int, float] | None = None
+
+    @staticmethod
+    def key(sql: str, params: Sequence[Any]) -> tuple | None:
+        """The ``SearchReads.scans`` key of a filter compiled to ``sql`` and ``params`` (None: unhashable)."""
+        key = ("scope", sql, *params)
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def lengths(self) -> dict[int, int]:
+        """nterms of every admitted row, by rowid."""
+        if self._lengths is None:
+            self._lengths = {row[0]: row[2] for row in self.rows}
+        return self._lengths
+
+    def stats(self) -> tuple[int, float]:
+        """N and avgdl of the admitted rows (``ScopeStats.get``'s figures for the same filter)."""
+        lengths = self.lengths()
+        return len(lengths), (sum(lengths.values()) / len(lengths) if lengths else 0.0)
+
+    def cosines(self, vector: Any) -> dict[int, float]:
+        """The cosines to ``vector`` of the admitted rows with a vector; empty for another vector."""
+        if vector is not self.vector or self.rowids is None:
+            return {}
+        if self._cosines is None:
+            self._cosines = dict(zip(self.rowids.tolist(), self.scores.tolist()))
+        return self._cosines
 
 
 class ScopeStats:
@@ -51,8 +105,7 @@ class ScopeStats:
 
         ``covering()``, asked only when the figures are not cached: read them from the
         ``memories_lengths`` index (a scan of it reads a few MB, not every vector)."""
-        row = con.execute("SELECT value FROM meta WHERE key = ?", (GENERATION_KEY,)).fetchone()
-        generation = row[0] if row else None
+        generation = current_generation(con)
         key = (sql, *params)
         try:
             hash(key)

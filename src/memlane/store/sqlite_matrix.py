@@ -28,7 +28,11 @@ class VectorMatrix:
     (vector updates and deletions, written by triggers in the writer's transaction, so other
     processes' writes are logged too). When that stretch of the log was pruned, most rows
     changed or the dimensions differ, it reads everything again. Candidates are taken
-    best-first and checked against the filter in SQL, widening until ``limit`` pass."""
+    best-first and checked against the filter in SQL, widening until ``limit`` pass.
+
+    A memory stored without a vector yet (an empty blob: an async add's provisional memory until a
+    worker embeds it) holds a row that is not alive, brought to life when its vector is written (the
+    log has the update); one a compaction dropped meanwhile makes the next refresh read everything."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection], dims: Callable[[], int], dtype: np.dtype):
         """``connect``: a new connection to the store's file (the matrix reads on one of its own);
@@ -81,16 +85,17 @@ class VectorMatrix:
         self._rowids = np.empty(capacity, dtype=np.int64)
         self._rowids[:n] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         self._ids = [r[1] for r in rows]
+        blank = bytes(dims * self.dtype.itemsize)  # the row of a memory without a vector yet
+        blobs = [r[2] or blank for r in rows]
         if self.dtype == np.float32:  # one copy of the blobs, into memory numpy may write to
             spare = bytes((capacity - n) * dims * 4)
-            self._matrix = np.frombuffer(bytearray().join([*(r[2] for r in rows), spare]),
-                                         dtype=np.float32).reshape(capacity, dims)
+            self._matrix = np.frombuffer(bytearray().join([*blobs, spare]), dtype=np.float32).reshape(capacity, dims)
         else:
             self._matrix = np.empty((capacity, dims), dtype=np.float32)
-            self._matrix[:n] = vectors.from_blobs([r[2] for r in rows], dims, self.dtype)
+            self._matrix[:n] = vectors.from_blobs(blobs, dims, self.dtype)
         self._alive = np.zeros(capacity, dtype=bool)
-        self._alive[:n] = True
-        self._n, self._dead, self._seq = n, 0, seq
+        self._alive[:n] = [bool(r[2]) for r in rows]
+        self._n, self._dead, self._seq = n, n - int(self._alive[:n].sum()), seq
         self._top = max(self._top, rows[-1][0] if rows else 0)
 
     def _catch_up(self, con: sqlite3.Connection) -> bool:
@@ -117,7 +122,8 @@ class VectorMatrix:
         return True
 
     def _blob_ok(self, blob: bytes) -> bool:
-        return self._matrix is not None and len(blob) == self._matrix.shape[1] * self.dtype.itemsize
+        """A vector of the matrix's dimensions, or none yet (an empty blob)."""
+        return self._matrix is not None and len(blob) in (0, self._matrix.shape[1] * self.dtype.itemsize)
 
     def _apply_changes(self, con: sqlite3.Connection, changed: list[int]) -> bool:
         rowids = self._rowids[:self._n]
@@ -127,18 +133,25 @@ class VectorMatrix:
         known = inside.copy()
         known[inside] = rowids[at[inside]] == wanted[inside]
         positions = dict(zip(wanted[known].tolist(), at[known].tolist()))
-        if not positions:
+        # a row read once but not held (a memory without a vector then, dropped by a compaction)
+        dropped = [rowid for rowid in wanted[~known].tolist() if rowid <= self._top]
+        if not positions and not dropped:
             return True
         current = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
-                                   (json.dumps(list(positions)),)).fetchall())
+                                   (json.dumps([*positions, *dropped]),)).fetchall())
+        if any(current.get(rowid) for rowid in dropped):  # it has its vector now: read everything
+            return False
         for rowid, i in positions.items():
             blob = current.get(rowid)
-            if blob is None:
+            if not blob:  # deleted (or without a vector)
                 if self._alive[i]:
                     self._alive[i] = False
                     self._dead += 1
             elif self._blob_ok(blob):
                 self._matrix[i] = vectors.from_blobs([blob], self._matrix.shape[1], self.dtype)[0]
+                if not self._alive[i]:  # a memory embedded after it was stored
+                    self._alive[i] = True
+                    self._dead -= 1
             else:
                 return False
         return True
@@ -149,9 +162,12 @@ class VectorMatrix:
         n, k = self._n, len(rows)
         if n + k > len(self._rowids):
             self._resize(_grown(n + k))
+        dims = self._matrix.shape[1]
+        blank = bytes(dims * self.dtype.itemsize)
         self._rowids[n:n + k] = [r[0] for r in rows]
-        self._matrix[n:n + k] = vectors.from_blobs([r[2] for r in rows], self._matrix.shape[1], self.dtype)
-        self._alive[n:n + k] = True
+        self._matrix[n:n + k] = vectors.from_blobs([r[2] or blank for r in rows], dims, self.dtype)
+        self._alive[n:n + k] = [bool(r[2]) for r in rows]
+        self._dead += sum(1 for r in rows if not r[2])
         self._ids.extend(r[1] for r in rows)
         self._n = n + k
         return True

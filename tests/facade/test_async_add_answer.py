@@ -1,0 +1,146 @@
+"""An async add answers without running the embedding model (issue 45): the call keeps the messages, the
+job and a provisional memory per message in one write; the provisional memory is found by its words at
+once (a hybrid search, in its own scope only), never by a vector-only search until a worker has embedded
+it, and by meaning once it has, a step the worker takes before formation waits for its LLM. On both
+backends, with a scripted LLM on 127.0.0.1 (tests/support/slow_llm.py) held at a gate."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from memlane import Memory
+from memlane.embeddings.hashing import HashingEmbedder
+from conftest import sqlite_config
+from support import slow_llm
+from support.openai_server import OpenAIServer
+
+TEXT = "I keep bees on my roof"
+
+
+class CountingEmbedder:
+    """The hashing embedder, recording every call: (purpose, texts)."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder()
+        self.name, self.dims = self.inner.name, self.inner.dims
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def embed(self, texts: Sequence[str], purpose: str) -> np.ndarray:
+        self.calls.append((purpose, list(texts)))
+        return self.inner.embed(texts, purpose)
+
+
+@pytest.fixture
+def gated_llm():
+    """The formation LLM, answering only once ``gate`` is set."""
+    gate = threading.Event()
+    formation = slow_llm.FormationLLM()
+
+    def gated(request):
+        gate.wait(60)
+        return formation(request)
+
+    server = OpenAIServer().route(slow_llm.CHAT, gated).start()
+    yield server, gate
+    gate.set()
+    server.stop()
+    assert not server.errors, server.errors
+
+
+def _memories(found: dict) -> list[tuple[str, bool]]:
+    return [(r["memory"], bool(r.get("provisional"))) for r in found["results"]]
+
+
+def _wait_for(condition, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"{what} did not happen within {timeout} s")
+
+
+def test_the_answer_runs_no_model_and_the_text_is_found_by_its_words_in_its_scope_only(backend):
+    embedder = CountingEmbedder()
+    config = {**backend(), "background": {"workers": 0}}  # nobody forms or embeds: the add stays queued
+    with Memory(config, embedder=embedder) as memory:
+        memory.add("I grow tomatoes in the garden", user_id="alice", infer=False)
+        memory.add("Bees need flowers", user_id="bob", infer=False)
+        embedder.calls.clear()
+        answer = memory.add(TEXT, user_id="alice", async_mode=True)
+        assert embedder.calls == []  # the answer embedded nothing
+        assert answer["status"] == "PENDING" and [p["memory"] for p in answer["provisional"]] == [TEXT]
+        assert memory.event(answer["event_id"])["status"] == "PENDING"
+
+        found = memory.search("bees on the roof", user_id="alice")  # hybrid: vector and keywords
+        assert _memories(found)[0] == (TEXT, True)
+        assert found["results"][0]["event_id"] == answer["event_id"] and 0 < found["results"][0]["score"] <= 1
+        assert (TEXT, True) not in _memories(memory.search("bees on the roof", user_id="bob"))
+        # a vector-only search (and the matrix of a search across users) has no vector of it to score
+        assert _memories(memory.search("bees on the roof", user_id="alice", keyword_search=False)) == [
+            ("I grow tomatoes in the garden", False)]
+        assert (TEXT, True) not in _memories(memory.search("bees on the roof", filters={"user_id": "*"},
+                                                           keyword_search=False))
+        # a search across users by keywords finds it, once
+        assert _memories(memory.search("bees roof", filters={"user_id": "*"})).count((TEXT, True)) == 1
+        assert [m["memory"] for m in memory.get_all(user_id="alice")["results"]] == [
+            TEXT, "I grow tomatoes in the garden"]
+
+
+def test_a_worker_embeds_the_text_before_formation_then_formation_replaces_it(backend, gated_llm):
+    server, gate = gated_llm
+    embedder = CountingEmbedder()
+    config = {**backend(), "llm": slow_llm.llm_config(server),
+              "background": {"poll_seconds": 0.05, "retry_seconds": 0}}
+    with Memory(config, embedder=embedder, background=False) as memory:  # its workers start when told
+        memory.add("I grow tomatoes in the garden", user_id="alice", infer=False)
+        embedder.calls.clear()
+        answer = memory.add(TEXT, user_id="alice", async_mode=True)
+
+        def by_meaning() -> list[tuple[str, bool]]:
+            return _memories(memory.search(TEXT, user_id="alice", keyword_search=False, limit=1))
+
+        assert by_meaning() == [("I grow tomatoes in the garden", False)]  # no vector of it yet
+        memory.background = True
+        memory.start_background()  # a worker embeds it, then waits at the gate for formation's LLM
+        assert _wait_for(lambda: by_meaning() == [(TEXT, True)], "the provisional memory found by meaning")
+        assert embedder.calls.count(("document", [TEXT])) == 1  # embedded once, as a stored memory is
+        assert memory.event(answer["event_id"])["status"] == "RUNNING"  # formation waits for the LLM
+        assert _memories(memory.search(TEXT, filters={"user_id": "*"}, keyword_search=False, limit=1)) == [
+            (TEXT, True)]
+
+        gate.set()
+        assert _wait_for(lambda: memory.event(answer["event_id"])["status"] in ("SUCCEEDED", "FAILED"),
+                         "the end of formation")
+        assert memory.event(answer["event_id"])["status"] == "SUCCEEDED"
+        assert by_meaning() == [(TEXT, False)]
+        assert _memories(memory.search(TEXT, user_id="alice")).count((TEXT, False)) == 1
+        assert (TEXT, True) not in _memories(memory.search(TEXT, user_id="alice"))
+
+
+def test_the_matrix_of_searches_across_users_takes_the_vector_when_it_comes(tmp_path):
+    """SQLite's unscoped searches score an in-memory matrix kept current from a change log: the provisional
+    memory joins it without a vector (never a result), and its vector, when a worker writes it, is taken
+    from the log without reading every vector again."""
+    from memlane.background import formation
+
+    config = {**sqlite_config(tmp_path / "memlane.db"), "background": {"workers": 0}}
+    with Memory(config, embedder=CountingEmbedder()) as memory:
+        memory.add([f"note {n} about the weather" for n in range(20)], user_id="alice", infer=False)
+
+        def across_users(text: str) -> list[tuple[str, bool]]:
+            return _memories(memory.search(text, filters={"user_id": "*"}, keyword_search=False, limit=1))
+
+        assert across_users("note 3 about the weather") == [("note 3 about the weather", False)]
+        answer = memory.add(TEXT, user_id="bob", async_mode=True)
+        assert across_users(TEXT) != [(TEXT, True)]
+        rebuilds = memory.store._matrix.rebuilds
+        assert formation.embed_provisional(memory, answer["event_id"]) == 1  # a worker's first step
+        assert across_users(TEXT) == [(TEXT, True)]
+        assert memory.store._matrix.rebuilds == rebuilds
