@@ -6,7 +6,9 @@ the idempotency keys of imports, the jobs of async adds (queued ones are formed 
 validity, provenance and float32 vectors as stored), and document collections,
 documents and pages (metadata, source, text, image, float16 token vectors, the
 encoder's name and the fast-path encodings, as stored; a source from before those
-were stored gives NULL encodings, computed by the first process that loads them), and the
+were stored gives NULL encodings, computed by the first process that loads them; each collection's
+recorded encoder, which an emptied collection keeps for its next pages: NULL from a source from
+before it was recorded, whose pages' encoder then stands for it), and the
 project (mem0's platform features): its settings, its webhooks with their signing secrets, the
 feedback given on memories and the memory exports. The keyword index is rebuilt from the text by the
 PostgreSQL store's own analyzer (the same one the SQLite index uses).
@@ -87,7 +89,7 @@ _SOURCE_SQL = {
                        " created_at, updated_at, valid_from, valid_to, invalid_reason, superseded_by,"
                        " source_message_ids, vector FROM graph_relations WHERE rowid > :after ORDER BY rowid"
                        " LIMIT :batch",
-    "doc_collections": "SELECT id, name, metadata, created_at, updated_at FROM doc_collections"
+    "doc_collections": "SELECT id, name, metadata, created_at, updated_at, {collection_encoder} FROM doc_collections"
                        " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
     "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM doc_documents"
                      " WHERE tenant = :tenant AND id > :after ORDER BY id LIMIT :batch",
@@ -194,6 +196,9 @@ class _Source:
         self.tables = tables  # a store older than graph memory or documents has none of those rows
         self.page_encodings = "doc_pages" in tables and "fde" in {
             r[1] for r in self.con.execute("PRAGMA table_info(doc_pages)")}
+        #: a store from before collections recorded their encoder has no such column (NULL: its pages' stands)
+        self.collection_encoder = "doc_collections" in tables and "encoder" in {
+            r[1] for r in self.con.execute("PRAGMA table_info(doc_collections)")}
         #: a store from before memories kept their context has no such column
         self.memory_context = "context" in {r[1] for r in self.con.execute("PRAGMA table_info(memories)")}
         self.tenant = self._doc_tenant(tenant)
@@ -226,7 +231,8 @@ class _Source:
             return []
         sql = _SOURCE_SQL[table].format(encodings=_PAGE_ENCODINGS[self.page_encodings],
                                         event="m.event_id" if "jobs" in self.tables else "NULL",
-                                        context="m.context" if self.memory_context else "NULL")
+                                        context="m.context" if self.memory_context else "NULL",
+                                        collection_encoder="encoder" if self.collection_encoder else "NULL")
         return self.con.execute(sql, {"after": after, "batch": batch, "tenant": self.tenant}).fetchall()
 
     def close(self) -> None:
@@ -453,9 +459,9 @@ def _write_documents(cur: Any, table: str, tenant: str, rows: list[tuple]) -> No
     from memlane.store.postgres import page_terms
 
     if table == "doc_collections":
-        cur.executemany("INSERT INTO memlane_doc_collections (tenant, id, name, metadata, created_at, updated_at)"
-                        " VALUES (%s, %s, %s, %s, %s, %s)",
-                        [(tenant, r[0], r[1], Jsonb(json.loads(r[2])), r[3], r[4]) for r in rows])
+        cur.executemany("INSERT INTO memlane_doc_collections (tenant, id, name, metadata, created_at, updated_at,"
+                        " encoder) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        [(tenant, r[0], r[1], Jsonb(json.loads(r[2])), *r[3:]) for r in rows])
     elif table == "doc_documents":
         cur.executemany("INSERT INTO memlane_doc_documents (tenant, id, collection_id, name, metadata, source,"
                         " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",

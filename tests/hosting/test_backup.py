@@ -59,6 +59,9 @@ def fill(home, config, embedder) -> dict:
             docs.create_collection("papers", metadata={"team": "ml"})
             docs.upsert_document("report", "papers", text="Revenue grew in the fourth quarter.\n\nCosts fell.",
                                  metadata={"year": 2024})
+            docs.create_collection("emptied")  # its encoder recorded, its pages all deleted: the encoder stays
+            docs.upsert_document("draft", "emptied", text="A draft to delete.")
+            docs.delete_document("draft", "emptied")
         project = fill_project(m, bike, "alice")
     with open_memory(config, embedder, tenant="acme") as other:
         other.add("Acme's office is in Berlin", user_id="carol", infer=False)
@@ -99,6 +102,7 @@ def test_a_restored_backup_reads_the_same(place, embedder, tmp_path):
     project = fill(home, config, embedder)
     before = snapshot(config, embedder, project)
     assert before["default"]["memories"] and before["default"]["relations"] and before["documents"][1]
+    assert [c["encoder"] for c in before["documents"][0] if c["name"] == "emptied"] == [LocalTokenEncoder(embedder).name]
     check_filled(before["project"])
     report = backup(tmp_path / "memlane.backup", home=home, config=config)
     assert report.backend == place.backend and report.keys and report.bytes > 0

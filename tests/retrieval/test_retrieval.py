@@ -15,6 +15,7 @@ from memlane.retrieval import fusion, judge, timeline
 from memlane.retrieval.candidates import Candidate
 from support.openai_server import Reply, chat_completion
 from support.notes import NOTES
+from support.counting import TokenCounting
 
 from conftest import sqlite_config
 
@@ -330,19 +331,6 @@ def test_llm_reranker_and_judge(tmp_path, embedder, openai_server):
         assert "filter_memories" in degraded["metadata"]["stages_failed"] and len(degraded["results"]) == 3
 
 
-class _TokenCounting:
-    """The hashing embedder, counting the texts whose token vectors it computes (MaxSim's work)."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.dims = inner, inner.name, inner.dims
-        self.token_texts: list[str] = []
-
-    def embed(self, texts, purpose):
-        return self.inner.embed(texts, purpose)
-
-    def embed_with_tokens(self, texts, purpose="document"):
-        self.token_texts.extend(texts)
-        return self.inner.embed_with_tokens(texts, purpose)
 
 
 @pytest.mark.parametrize("retrieval, flags, reranks", [
@@ -354,7 +342,7 @@ class _TokenCounting:
 def test_a_rerank_runs_only_with_a_reranker_chosen(tmp_path, hashing_embedder, retrieval, flags, reranks):
     """MaxSim over the local models' token vectors measured no recall gain on LoCoMo, so a rerank asked for
     without ``retrieval.reranker`` written does no work (no token vectors) and says why; written, it runs."""
-    counting = _TokenCounting(hashing_embedder)
+    counting = TokenCounting(hashing_embedder)
     with Memory({**sqlite_config(tmp_path / "r.db"), "retrieval": {**retrieval, "store_token_vectors": False}},
                 embedder=counting) as m:
         m.add(NOTES, user_id="u", infer=False)

@@ -8,6 +8,7 @@ from memlane import Memory
 from memlane.retrieval import searcher as searcher_module
 from memlane.store.postgres import PostgresStore
 from memlane.store.sqlite import SQLiteStore
+from support.counting import built_records
 
 #: two speakers whose turns share words, so the stages' candidates overlap
 TURNS = [("Caroline" if i % 2 else "Melanie", text) for i, text in enumerate([
@@ -45,16 +46,7 @@ def test_shared_reads_give_the_results_of_separate_reads(filled, monkeypatch):
 
 
 def test_each_record_is_built_once_per_search(backend, filled, monkeypatch):
-    built: list[str] = []
-    store_class = SQLiteStore if backend.name == "sqlite" else PostgresStore
-    original = store_class._record
-
-    def counting(self, row):
-        record = original(self, row)
-        built.append(record.id)
-        return record
-
-    monkeypatch.setattr(store_class, "_record", counting)
+    built = built_records(monkeypatch, SQLiteStore if backend.name == "sqlite" else PostgresStore)
     filled.search("Where did Melanie go camping?", user_id="chat", limit=5)
     # the vector stage, the actor focus (Melanie is named) and the keyword stage all read this scope
     assert len(built) == len(set(built)) > 0

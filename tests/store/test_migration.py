@@ -310,7 +310,7 @@ _RAW = {
     "graph_relations": "SELECT id, source_id, relationship, destination_id, user_id, agent_id, run_id, created_at,"
                        " updated_at, valid_from, valid_to, invalid_reason, superseded_by, source_message_ids, vector"
                        " FROM {p}graph_relations",
-    "doc_collections": "SELECT id, name, metadata, created_at, updated_at FROM {p}doc_collections",
+    "doc_collections": "SELECT id, name, metadata, created_at, updated_at, encoder FROM {p}doc_collections",
     "doc_documents": "SELECT id, collection_id, name, metadata, source, created_at, updated_at FROM {p}doc_documents",
     "doc_pages": "SELECT id, document_id, page_number, text, image, encoder, dims, n_tokens, vectors, fde, fde_config"
                  " FROM {p}doc_pages",
@@ -434,3 +434,40 @@ def test_pages_of_a_source_from_before_stored_encodings_are_copied_and_encoded_a
     with pg_memory(pg, schema, embedder) as m, Documents(memory=m) as documents:
         assert documents.search("does a cat purr?", top_k=1)["results"][0]["document_name"] == "cats"
     assert all(row[-2] and row[-1] for row in _raw_rows(old, pg, schema)["doc_pages"])
+
+
+def test_an_emptied_collection_keeps_its_recorded_encoder_and_an_older_source_gives_none(tmp_path, pg, embedder):
+    """A collection whose pages were all deleted keeps the encoder its first (English) pages chose: the
+    copy carries it, so its next pages are encoded as its earlier ones were. A source from before
+    collections recorded their encoder (no such column) gives NULL: its pages' encoder stands for it."""
+    from memlane.store import sqlite_schema
+
+    path = tmp_path / "emptied.db"
+    with sqlite_memory(path, embedder) as m, Documents(memory=m) as documents:
+        documents.create_collection("emptied")
+        documents.upsert_document("tides", "emptied", text="The moon's gravity pulls the oceans and makes tides.")
+        documents.create_collection("kept")
+        documents.upsert_document("bread", "kept", text="Knead the dough for ten minutes before baking the loaf.")
+        documents.delete_document("tides", "emptied")
+        recorded = {c["name"]: (c["num_documents"], c["encoder"]) for c in documents.list_collections()}
+    assert recorded["emptied"][0] == 0 and recorded["emptied"][1].startswith("local/all-MiniLM-L6-v2")
+    schema = pg.fresh_schema()
+    migration.migrate(url(path), pg.url, schema_name=schema)
+    with pg_memory(pg, schema, embedder) as m, Documents(memory=m) as documents:
+        assert {c["name"]: (c["num_documents"], c["encoder"]) for c in documents.list_collections()} == recorded
+        documents.upsert_document("潮汐", "emptied", text="月球的引力牵引着海水，使海面每天涨落两次。")  # not English
+        assert documents.get_collection("emptied")["encoder"] == recorded["emptied"][1]
+
+    con = sqlite3.connect(path, isolation_level=None)  # the same store at the schema before the column
+    con.execute("ALTER TABLE doc_collections DROP COLUMN encoder")
+    before = next(n for n, statements in enumerate(sqlite_schema.MIGRATIONS)
+                  if any("ADD COLUMN encoder" in s for s in statements))
+    con.execute(f"PRAGMA user_version = {before}")
+    con.close()
+    schema = pg.fresh_schema()
+    migration.migrate(url(path), pg.url, schema_name=schema)
+    assert {row[1]: row[-1] for row in _raw_rows(path, pg, schema)["doc_collections"]} == {"emptied": None,
+                                                                                            "kept": None}
+    with pg_memory(pg, schema, embedder) as m, Documents(memory=m) as documents:
+        assert {c["name"]: (c["num_documents"], c["encoder"]) for c in documents.list_collections()} == {
+            "emptied": (0, None), "kept": recorded["kept"]}

@@ -9,6 +9,7 @@ from memlane.core.models import MemoryRecord
 from memlane.retrieval import searcher as searcher_module
 from memlane.store import SearchReads
 from memlane.store.sqlite import SQLiteStore
+from support.counting import built_records
 
 #: one conversation's turns; the words of QUERY are in several, so keyword and vector candidates overlap
 TURNS = [f"{who} talked about {topic} on day {day}" for day in range(8) for who, topic in
@@ -30,15 +31,7 @@ def memory(tmp_path, hashing_embedder):
 
 
 def test_a_default_search_builds_only_the_records_it_returns(memory, monkeypatch):
-    built: list[str] = []
-    original = SQLiteStore._record
-
-    def counting(self, row):
-        record = original(self, row)
-        built.append(record.id)
-        return record
-
-    monkeypatch.setattr(SQLiteStore, "_record", counting)
+    built = built_records(monkeypatch, SQLiteStore)
     for _ in range(2):  # the first search of the scope, then one that knows the scope is small
         built.clear()
         results = memory.search(QUERY, user_id="chat", limit=3)["results"]

@@ -20,6 +20,7 @@ from memlane.core.models import MemoryRecord
 from memlane.core.changes import Invalidate
 from memlane.store import ChangeSet, Delete, Update
 from support.notes import NOTES
+from support.counting import TokenCounting
 
 
 @pytest.fixture
@@ -395,19 +396,6 @@ def test_token_vectors_round_trip(backend, embedder):
         assert m.store.token_vectors([mid]) == {}
 
 
-class _CountingTokens:
-    """The hashing embedder, recording the texts whose token vectors it computes."""
-
-    def __init__(self, inner):
-        self.inner, self.name, self.dims = inner, inner.name, inner.dims
-        self.token_texts: list[str] = []
-
-    def embed(self, texts, purpose):
-        return self.inner.embed(texts, purpose)
-
-    def embed_with_tokens(self, texts, purpose="document"):
-        self.token_texts.extend(texts)
-        return self.inner.embed_with_tokens(texts, purpose)
 
 
 TEA = ["green tea in the morning", "black tea with milk", "tea ceremony in Kyoto", "coffee is not tea"]
@@ -420,7 +408,7 @@ def _reranked(m, query):
 
 
 def test_a_rerank_keeps_the_token_vectors_it_computes(backend, hashing_embedder):
-    counting = _CountingTokens(hashing_embedder)
+    counting = TokenCounting(hashing_embedder)
     # maxsim chosen, its token vectors not stored at insert: the first rerank computes them
     with Memory(backend(reranker={"provider": "maxsim"}, store_token_vectors=False), embedder=counting) as m:
         ids = [r["id"] for r in m.add(TEA, user_id="u", infer=False)["results"]]

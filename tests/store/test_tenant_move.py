@@ -55,6 +55,9 @@ def _fill(memory: Memory, documents: Documents) -> dict:
     memory.delete(gone)
     documents.create_collection("manuals", metadata={"team": "ops"})
     documents.upsert_document("intro", "manuals", text="The pump must be primed before use.", metadata={"v": 1})
+    documents.create_collection("emptied")  # its encoder recorded, its pages all deleted: the encoder stays
+    documents.upsert_document("draft", "emptied", text="A draft to delete.")
+    documents.delete_document("draft", "emptied")
     return {"updated": first, "deleted": gone, "project": fill_project(memory, first, "alice")}
 
 
@@ -108,6 +111,7 @@ def test_a_tenant_moves_with_everything_and_no_write_is_lost(deployment, pg, has
         memory.add([{"role": "user", "content": "the newest message"}], user_id="alice", infer=False)
         assert memory.get_messages(user_id="alice", limit=1)[0]["content"] == "the newest message"
         assert _docs(memory).search("prime the pump", collection_name="manuals")["results"]
+        assert _docs(memory).get_collection("emptied")["encoder"] == WordVectors.name
         assert [m["memory"] for m in bystander.get_all(user_id="carol")["results"]] == ["the bystander stays home"]
         assert _rows(pg.url, schema, "zeta") and not _rows(other, schema, "zeta")
 
