@@ -434,6 +434,9 @@ def main() -> int:
                         help="the local model's runtimes to serve with, in turn (auto, onnx, torch)")
     parser.add_argument("--wait-idle", type=float, default=120.0,
                         help="wait up to this many seconds for other processes to quieten before each run")
+    parser.add_argument("--rate-limit", action="store_true",
+                        help="serve with the default rate and concurrency limits (off by default: 32 clients of one "
+                             "key would measure the per-key bucket, 100 req/s, not the server)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="smoke run: 10k memories, short phases")
     parser.add_argument("--search-flags", type=json.loads, default={},
@@ -463,7 +466,8 @@ def main() -> int:
             port = free_port()
             config = home / f"{runtime}.json"
             config.write_text(json.dumps({"embedder": {"provider": "local", "config": {"runtime": runtime}}}))
-            server = start_server(home, port, workers, args.threads, config=config)
+            server = start_server(home, port, workers, args.threads, config=config,
+                                  extra=[] if args.rate_limit else ["--no-rate-limit"])
             log(f"server up on port {port} (pid {server.pid}, workers {workers}, runtime {runtime}); idle wait {idle}")
             phases: dict = {"idle_wait": idle} if idle else {}
             try:
