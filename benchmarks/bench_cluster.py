@@ -35,7 +35,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from bench_server import free_port, log, machine_facts, start_server  # noqa: E402
+from bench_server import free_port, log, machine_facts, start_server, stop_server  # noqa: E402
 from common import MEMORY_QUERIES, sentence, summary, write_report  # noqa: E402
 from support import slow_llm  # noqa: E402
 
@@ -244,11 +244,7 @@ def main() -> int:
     finally:
         for process in processes:
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
+                stop_server(process)
         llm_server.stop()
         pg.cleanup()
     write_report(report, args.out)

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from common import summary, write_report  # noqa: E402  (after the environment is set)
-from bench_server import free_port, start_server  # noqa: E402
+from bench_server import free_port, start_server, stop_server  # noqa: E402
 
 NAMES = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Julia", "Kenji", "Lucia"]
 THINGS = ["Thai curry", "sushi", "tacos", "bouldering", "the cello", "trail running", "chess", "woodworking",
@@ -69,15 +68,6 @@ def serve(home: Path, port: int, mode: str, workdir: Path) -> subprocess.Popen:
         config = workdir / "config.json"
         config.write_text(json.dumps({"server": {"rate_limit": json.loads(mode)}}))
     return start_server(home, port, workers=1, extra=extra, config=config)
-
-
-def stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
 
 
 def populate(url: str, key: str, memories: int, seed: int) -> None:
@@ -208,7 +198,7 @@ def main() -> int:
             populate(url, tenant_key, args.memories, args.seed)
         log(f"set-up: {args.memories} memories in each tenant in {time.perf_counter() - t0:.0f} s")
     finally:
-        stop(server)
+        stop_server(server)
 
     results: dict[str, dict] = {mode: {"alone": [], "flood": [], "flood_statuses": Counter(), "429_by_limit": Counter(),
                                        "flood_seconds": 0.0} for mode in modes}
@@ -229,7 +219,7 @@ def main() -> int:
                 log(f"round {round_ + 1} {mode[:60]}: alone p95 {summary(results[mode]['alone'])['p95']:.1f} ms, "
                     f"flood p95 {summary(results[mode]['flood'])['p95']:.1f} ms, flood {flood}")
             finally:
-                stop(server)
+                stop_server(server)
 
     report = {"args": {k: v for k, v in vars(args).items() if k not in ("key", "quiet_key", "url", "flood")},
               "load_average": [round(x, 1) for x in load], "modes": {}}

@@ -317,6 +317,16 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
             "insert_s": round(insert_s, 1), "key": key}
 
 
+def stop_server(server: subprocess.Popen, timeout: float = 60) -> None:
+    """Stop a server ``start_server`` started (its whole process group): SIGTERM, then SIGKILL after ``timeout``."""
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
 def start_server(home: Path, port: int, workers: int, threads: int | None = None,
                  extra: list[str] = (), config: Path | None = None) -> subprocess.Popen:
     """``memlane serve`` in its own process group (``os.killpg`` reaches its workers), once it answers."""
@@ -485,11 +495,7 @@ def main() -> int:
                     log(f"  {kind}: {phases[kind]['throughput_rps']} req/s, errors {phases[kind]['errors']}, "
                         f"latency {phases[kind]['latency']}, cpu {phases[kind]['cpu_whole_phase']}")
             finally:
-                os.killpg(server.pid, signal.SIGTERM)
-                try:
-                    server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(server.pid, signal.SIGKILL)
+                stop_server(server, timeout=30)
             name = f"workers_{workers}" if len(args.runtimes) == 1 else f"{runtime}_workers_{workers}"
             runs[name if name not in runs else f"{name}_{sum(k.startswith(name) for k in runs) + 1}"] = phases
     result["runs"] = runs
