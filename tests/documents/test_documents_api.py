@@ -150,6 +150,8 @@ def test_names_conflicts_and_unknowns(api):
     ("/documents/upsert", {"name": "d", "collection_name": "bad-input", "text": "x",
                            "metadata": {"big": "x" * 70_000}}, 422, "metadata"),
     ("/collections", {"name": "ok", "metadata": "not an object"}, 422, "metadata"),
+    ("/collections/bad-input/reencode", {"encoder": "klingon"}, 422, "encoder"),
+    ("/collections/bad-input/reencode", {"encoding": "english"}, 422, "encoding"),
 ])
 def test_bad_input_is_a_4xx_naming_the_field(api, path, body, status, field):
     if not any(c["name"] == "bad-input" for c in ok(api.get("/collections"))):
@@ -157,6 +159,41 @@ def test_bad_input_is_a_4xx_naming_the_field(api, path, body, status, field):
     detail = error(api.post(path, json=body), status, field)
     assert detail
     assert ok(api.get("/documents", params={"collection_name": "bad-input"})) == []  # nothing half-written
+
+
+def test_a_collections_encoder_is_chosen_refused_and_changed(api):
+    unknown = error(api.post("/collections", json={"name": "langs", "encoder": "klingon"}), 422, "encoder")
+    assert all(f"'{name}'" in unknown for name in ("auto", "english", "multilingual")), unknown
+    error(api.post("/collections", json={"name": "langs", "encoder": 5}), 422, "encoder")  # the schema's type
+    ok(api.post("/collections", json={"name": "empty"}), 201)
+    unknown = error(api.post("/documents/upsert", json={"name": "d", "collection_name": "empty", "text": "x",
+                                                        "encoder": "e5"}), 422, "encoder")
+    assert "'multilingual'" in unknown and ok(api.get("/documents", params={"collection_name": "empty"})) == []
+    chosen = ok(api.post("/collections", json={"name": "chosen", "encoder": "multilingual"}), 201)
+    assert chosen["encoder"].startswith("e5/")
+    ok(api.post("/collections", json={"name": "langs"}), 201)
+    first = ok(api.post("/documents/upsert", json={"name": "cats", "collection_name": "langs", "text": CATS}))
+    assert "warnings" not in first  # English pages: the English model, chosen automatically
+    chinese = ok(api.post("/documents/upsert", json={"name": "tides", "collection_name": "langs",
+                                                     "text": "月球的引力牵引着海水，使海面每天涨落两次。"}))
+    assert "'multilingual'" in chinese["warnings"][0] and "/collections/langs/reencode" in chinese["warnings"][0]
+    english = ok(api.get("/collections/langs"))["encoder"]
+    assert english.startswith("local/all-MiniLM-L6-v2/")
+    conflict = error(api.post("/documents/upsert", json={"name": "more", "collection_name": "langs", "text": MARKETS,
+                                                         "encoder": "multilingual"}), 409, "encoder")
+    assert english in conflict and "reencode" in conflict
+    assert [d["name"] for d in ok(api.get("/documents", params={"collection_name": "langs"}))] == ["cats", "tides"]
+    error(api.post("/collections/nope/reencode", json={"encoder": "english"}), 404, "collection_name")
+
+    out = ok(api.post("/collections/langs/reencode", json={"encoder": "multilingual"}))
+    assert out["previous_encoder"] == english and out["encoder"].startswith("e5/") and out["reencoded_pages"] == 2
+    assert ok(api.get("/collections/langs"))["encoder"] == out["encoder"]
+    found = ok(api.post("/search/documents", json={"query": "海水为什么涨落", "collection_name": "langs", "top_k": 1}))
+    assert found["results"][0]["document_name"] == "tides"
+    ok(api.post("/documents/upsert", json={"name": "more", "collection_name": "langs", "text": MARKETS,
+                                           "encoder": "multilingual"}))
+    for name in ("langs", "chosen", "empty"):
+        ok(api.delete(f"/collections/{name}"))
 
 
 def test_oversize_body_is_refused(api):

@@ -92,3 +92,28 @@ def test_bad_input_fails_with_a_message(cli, tmp_path):
     refused = cli("docs", "add", image, "-c", "c", ok=False)
     assert refused.exit_code == 1 and "does not accept images" in said(refused)
     assert [d["name"] for d in json.loads(cli("docs", "list", "--json").output)] == ["a.txt"]
+
+
+@pytest.mark.model
+def test_a_collections_encoder_is_chosen_warned_of_and_changed(cli):
+    unknown = cli("docs", "add", "-c", "langs", "--create", "--text", CATS, "--name", "cats", "--encoder", "klingon",
+                  ok=False)
+    assert unknown.exit_code == 1 and "--encoder must be one of 'auto'" in said(unknown)
+    assert json.loads(cli("docs", "list", "--collections", "--json").output) == []  # nothing created
+    cli("docs", "add", "-c", "chosen", "--create", "--text", CATS, "--name", "cats", "--encoder", "multilingual")
+    cli("docs", "add", "-c", "langs", "--create", "--text", CATS, "--name", "cats")
+    warned = said(cli("docs", "add", "-c", "langs", "--text", "月球的引力牵引着海水，使海面每天涨落两次。", "--name", "tides"))
+    assert "added tides" in warned and "warning:" in warned and "memlane docs reencode --encoder multilingual" in warned
+    refused = cli("docs", "add", "-c", "langs", "--text", MARKETS, "--name", "markets", "--encoder", "multilingual",
+                  ok=False)
+    assert refused.exit_code == 1 and "never mixes encoders" in said(refused)
+    encoders = {c["name"]: c["encoder"] for c in json.loads(cli("docs", "list", "--collections", "--json").output)}
+    assert encoders["chosen"].startswith("e5/") and encoders["langs"].startswith("local/all-MiniLM-L6-v2/")
+
+    done = said(cli("docs", "reencode", "-c", "langs", "--encoder", "multilingual"))
+    assert "re-encoded langs: 2 pages, all-MiniLM-L6-v2 -> multilingual-e5-small" in done, done
+    assert "nothing re-encoded" in said(cli("docs", "reencode", "-c", "langs", "--encoder", "multilingual"))
+    found = json.loads(cli("docs", "search", "海水为什么涨落", "-c", "langs", "-k", "1", "--json").output)
+    assert found["results"][0]["document_name"] == "tides"
+    back = json.loads(cli("docs", "reencode", "-c", "langs", "--encoder", "english", "--json").output)
+    assert back["reencoded_pages"] == 2 and back["encoder"].startswith("local/all-MiniLM-L6-v2/")

@@ -84,6 +84,8 @@ ROUTES = [
     ("events of the tenant", "GET", "/events", {}, (OK, OK, TENANT_WIDE, TENANT_WIDE)),
     ("documents", "GET", "/documents", {}, (OK, OK, TENANT_WIDE, TENANT_WIDE)),
     ("a new collection", "POST", "/collections", {"json": {"name": "c{tag}"}}, (OK, WRITE, TENANT_WIDE, WRITE)),
+    ("re-encode a collection", "POST", "/collections/none/reencode", {"json": {"encoder": "english"}},
+     (GONE, WRITE, TENANT_WIDE, WRITE)),
     ("reset", "POST", "/reset", {}, (ADMIN, WRITE, TENANT_WIDE, WRITE)),
     # mem0's platform routes
     ("mem0 add for alice", "POST", "/v3/memories/add/",

@@ -57,7 +57,7 @@ _state: dict[str, Any] = {"config": None, "local": False, "tenant": None}
 #: the SDK arguments that CLI options stand for, so an error names what the user typed
 FLAGS = {"user_id": "--user", "agent_id": "--agent", "run_id": "--run", "metadata": "--metadata",
          "filters": "--filters", "threshold": "--threshold", "limit": "--limit", "memory_type": "--type",
-         "infer": "--infer"}
+         "infer": "--infer", "encoder": "--encoder"}
 
 UserOpt = typer.Option(None, "--user", "-u", help="user_id scope")
 AgentOpt = typer.Option(None, "--agent", "-a", help="agent_id scope")

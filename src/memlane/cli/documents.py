@@ -5,6 +5,7 @@ same ``Documents`` method the SDK and the REST server call.
     memlane docs list -c papers            # documents (memlane docs list --collections: collections)
     memlane docs search "what did the report say about Q4?" -c papers -k 5 --filter '{"key": "year", "value": 2024}'
     memlane docs delete report -c papers   # a document; without a name: the collection
+    memlane docs reencode -c papers --encoder multilingual   # every page encoded again by another encoder
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ docs_app = typer.Typer(rich_markup_mode=None, help="Document collections searche
                        no_args_is_help=True)
 
 CollectionOpt = typer.Option(None, "--collection", "-c", help="collection name")
+ENCODER_HELP = ("the collection's encoder: english (all-MiniLM-L6-v2), multilingual (multilingual-e5-small) or "
+                "auto (the configured one, else chosen by the pages' language)")
 FilterOpt = typer.Option(None, "--filter", "-f",
                          help='query_filter as JSON, e.g. \'{"on": "document", "key": "year", "value": 2024}\'')
 
@@ -67,6 +70,8 @@ def add(
                                        help="document name (default: the file name; needed with --text)"),
     metadata: Optional[str] = typer.Option(None, "--metadata", "-m", help="document metadata as a JSON object"),
     create: bool = typer.Option(False, "--create", help="create the collection if it does not exist"),
+    encoder: Optional[str] = typer.Option(None, "--encoder", "-e",
+                                          help=ENCODER_HELP + "; for a collection without documents"),
     as_json: bool = JsonOpt,
 ) -> None:
     """Add documents (or replace the pages and metadata of documents of the same name)."""
@@ -86,13 +91,13 @@ def add(
             try:
                 documents.get_collection(collection)
             except CollectionNotFoundError:
-                documents.create_collection(collection)
+                documents.create_collection(collection, encoder=encoder)
         if text is not None:
-            results.append(documents.upsert_document(name, collection, text=text, metadata=meta))
+            results.append(documents.upsert_document(name, collection, text=text, metadata=meta, encoder=encoder))
         for path in files:
             with _bar(not as_json) as progress:
                 results.append(documents.upsert_document(name or path.name, collection, path=path, metadata=meta,
-                                                         progress=progress))
+                                                         progress=progress, encoder=encoder))
     if as_json:
         _print_json(results)
         return
@@ -100,6 +105,29 @@ def add(
         verb = "added" if doc["created"] else "replaced"
         console.print(f"[green]{verb}[/green] {escape(doc['name'])} ({doc['kind']}, {doc['num_pages']} page"
                       f"{'s' if doc['num_pages'] != 1 else ''}) in {escape(doc['collection_name'])}")
+        for warning in doc.get("warnings", []):
+            console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+
+
+@command("reencode", on=docs_app)
+def reencode(
+    collection: str = typer.Option(..., "--collection", "-c", help="collection name"),
+    encoder: str = typer.Option("auto", "--encoder", "-e", help=ENCODER_HELP),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Give a collection another encoder: every page encoded again, written in one transaction."""
+    with _documents() as documents, _bar(not as_json) as progress:
+        result = documents.reencode_collection(collection, encoder, progress=progress)
+    if as_json:
+        _print_json(result)
+        return
+    if not result["reencoded_pages"] and result["previous_encoder"] == result["encoder"]:
+        console.print(f"collection {escape(collection)} has encoder {escape(_encoder_label(result['encoder']))} "
+                      "already: nothing re-encoded")
+        return
+    before, after = _encoder_label(result["previous_encoder"]), _encoder_label(result["encoder"])
+    console.print(f"[green]re-encoded[/green] {escape(collection)}: {result['reencoded_pages']} pages, "
+                  f"{escape(before)} -> {escape(after)}")
 
 
 @command("list", on=docs_app)

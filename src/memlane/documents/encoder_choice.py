@@ -8,6 +8,9 @@
   other language or a mix gets multilingual-e5-small's. Measured on Cranfield's 150 English dev
   queries, MaxSim nDCG@10 0.369 (MiniLM) vs 0.346 (e5); on Chinese pages hit@1 1.00 (e5) vs 0.40.
 
+A collection's user may choose instead (``encoder`` at creation or first upsert, or re-encoding an
+existing collection): ``OPTIONS`` names the choices, ``for_option`` builds the encoder of one.
+
 The choice is recorded with the collection (its ``encoder``, the name stored with its pages), so
 every later write and query of the collection uses the same encoder; ``named`` finds an encoder
 again by that name (a collection keeps its encoder when the configuration changes, as long as the
@@ -20,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from memlane.core.errors import InvalidInputError
 from memlane.documents.encoders import EncoderConfig, LocalTokenEncoder, MultiVectorEncoder, create_encoder
 from memlane.text import languages
 
@@ -30,6 +34,30 @@ SAMPLE_PAGES = 8
 SAMPLE_CHARS = 2000
 #: the memory models the automatic choice shares rather than loads again, by their name's start
 _OWN_PREFIX = {"english": "local/all-MiniLM-L6-v2", "multilingual": "e5/"}
+
+
+#: what a collection's user may choose: ``auto`` (the configured encoder, else its pages' language), or a model
+OPTIONS: dict[str, Kind | None] = {"auto": None, "english": "english", "multilingual": "multilingual"}
+#: the model of each choice (its token vectors), as the docs and error messages name them
+MODELS = {"english": "all-MiniLM-L6-v2", "multilingual": "multilingual-e5-small"}
+
+
+def option(value: object, field: str = "encoder") -> Kind | None:
+    """The kind a user's ``encoder`` names (None: ``auto``, or not given); ``InvalidInputError`` naming
+    ``field`` and the allowed names otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.strip().lower() not in OPTIONS:
+        allowed = ", ".join(f"{name!r}" + (f" ({MODELS[kind]})" if kind else " (the configured encoder, else "
+                                                                                "chosen by the pages' language)")
+                            for name, kind in OPTIONS.items())
+        raise InvalidInputError(f"{field} must be one of {allowed}; got {value!r}", field=field)
+    return OPTIONS[value.strip().lower()]
+
+
+def kind_of(name: str | None) -> Kind | None:
+    """The kind of a recorded encoder name, when it is one of the two models of the automatic choice."""
+    return next((k for k, prefix in _OWN_PREFIX.items() if name is not None and name.startswith(prefix)), None)
 
 
 def pages_language(texts: Sequence[str]) -> str:
@@ -97,12 +125,16 @@ class EncoderChoice:
         """The encoder of a new collection whose first pages are ``texts``."""
         return self.explicit or self.of_kind(kind_for(pages_language(texts)))
 
+    def for_option(self, kind: Kind | None) -> MultiVectorEncoder | None:
+        """The encoder a user chose (``option``); None for ``auto``."""
+        return None if kind is None else self.of_kind(kind)
+
     def named(self, name: str) -> MultiVectorEncoder | None:
-        """The encoder recorded as ``name`` (a collection's), if this process can build it."""
+        """The encoder recorded as ``name`` (a collection's), if this process can build it (the explicit
+        one, or either model of the automatic choice, which a collection's user may choose whatever the
+        configuration)."""
         if self.explicit is not None and self.explicit.name == name:
             return self.explicit
-        if self.spec.provider != "local":
-            return None
         for kind in ("english", "multilingual"):
             built = self._built.get(kind)
             if built is not None and built.name == name:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memlane.core.errors import InvalidInputError, MemlaneError
+from memlane.core.errors import EmbedderMismatchError, InvalidInputError, MemlaneError
 
 
 class DocumentsNotFoundError(MemlaneError, LookupError):
@@ -29,3 +29,25 @@ class DocumentNotFoundError(DocumentsNotFoundError):
 
 class DuplicateNameError(InvalidInputError):
     """A collection (per tenant) or document (per collection) of that name exists already (REST: 409)."""
+
+
+class EncoderConflictError(EmbedderMismatchError):
+    """The encoder asked for is not the one of a collection that holds documents already (REST: 409):
+    a collection never mixes encoders; ``reencode_collection`` changes it. ``field`` is ``encoder``."""
+
+    def __init__(self, collection_name: str, num_documents: int, recorded: str, asked: str):
+        super().__init__(
+            f"collection {collection_name!r} holds {num_documents} document(s) encoded by {recorded!r}, not "
+            f"{asked!r}; a collection never mixes encoders: re-encode it first (Documents.reencode_collection, "
+            f"POST /collections/{collection_name}/reencode, memlane docs reencode), or write into another collection")
+        self.field = "encoder"
+
+
+class CollectionChangedError(MemlaneError):
+    """A collection's pages changed (another write) every time they were re-encoded, so nothing was
+    written (REST: 409); retry. ``field`` is ``collection_name``."""
+
+    def __init__(self, name: str):
+        super().__init__(f"the pages of collection {name!r} kept changing while they were re-encoded (other writes "
+                         "to it); nothing was changed: retry when its writers pause")
+        self.field = "collection_name"

@@ -22,11 +22,16 @@ from memlane.core import config as config_mod
 from memlane.core import validation
 from memlane.core.closing import AsyncClosing, Closing
 from memlane.core.offload import offload
-from memlane.documents import ingest, inputs
+from memlane.documents import encoder_choice, ingest, inputs
 from memlane.documents import query_filter as qf
 from memlane.documents.encoder_choice import EncoderChoice
 from memlane.documents.encoders import MultiVectorEncoder, encoder_config
-from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError
+from memlane.documents.errors import (
+    CollectionChangedError,
+    CollectionNotFoundError,
+    DocumentNotFoundError,
+    EncoderConflictError,
+)
 from memlane.documents.late_interaction import to_half
 from memlane.documents.live_index import LiveIndex
 from memlane.documents.models import (
@@ -50,6 +55,8 @@ from memlane.text import keywords
 #: pages encoded per model call while upserting (and per progress step)
 ENCODE_BATCH = 16
 ALL = "all"
+#: times ``reencode_collection`` reads and encodes a collection whose pages other writes keep changing
+REENCODE_ATTEMPTS = 3
 
 Progress = inputs.Progress
 
@@ -130,11 +137,16 @@ class Documents(Closing):
 
     # -- collections ------------------------------------------------------------------------------
 
-    def create_collection(self, name: str, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def create_collection(self, name: str, metadata: Mapping[str, Any] | None = None, *,
+                          encoder: str | None = None) -> dict[str, Any]:
+        """A new empty collection. ``encoder`` (``encoder_choice.OPTIONS``): ``english`` (all-MiniLM-L6-v2's
+        token vectors) or ``multilingual`` (multilingual-e5-small's) for its pages and queries; ``auto`` or
+        None: the configured encoder, else chosen by the language of its first pages."""
         name = inputs.name(name, "name", collection=True)
-        explicit = self.encoders.explicit
-        return _collection_out(self.store.create_collection(name, inputs.metadata(metadata, self.settings),
-                                                            explicit.name if explicit is not None else None))
+        metadata = inputs.metadata(metadata, self.settings)
+        chosen = self.encoders.for_option(encoder_choice.option(encoder)) or self.encoders.explicit
+        return _collection_out(self.store.create_collection(name, metadata,
+                                                            chosen.name if chosen is not None else None))
 
     def get_collection(self, name: str) -> dict[str, Any]:
         return _collection_out(self._collection(name))
@@ -164,30 +176,78 @@ class Documents(Closing):
 
     def upsert_document(self, name: str, collection_name: str, *, text: str | None = None,
                         file: bytes | str | None = None, filename: str | None = None, path: str | Path | None = None,
-                        metadata: Mapping[str, Any] | None = None, progress: Progress | None = None) -> dict[str, Any]:
+                        metadata: Mapping[str, Any] | None = None, progress: Progress | None = None,
+                        encoder: str | None = None) -> dict[str, Any]:
         """Create a document from one of ``text``, ``file`` (bytes, or base64 text) or ``path`` (a local
         file), or replace the pages and metadata of the document of that name in the collection.
 
         Files: PDF (text layer), Markdown (``filename``/``path`` ending .md), UTF-8 text, or an image
         (needs an encoder that accepts images). ``progress(stage, done, total)`` is called while pages
-        are read and encoded."""
+        are read and encoded.
+
+        ``encoder`` (as ``create_collection``'s): the collection's encoder, for a collection without
+        documents (it replaces the one recorded at its creation); ``EncoderConflictError`` when the
+        collection holds documents of another (``reencode_collection`` changes it). The answer carries
+        ``warnings`` when pages that are not English go into a collection whose English encoder was
+        chosen automatically."""
         name = inputs.name(name, "name")
         collection_name = inputs.name(collection_name, "collection_name", existing=True)
         stored_metadata = inputs.metadata(metadata, self.settings)
+        asked = encoder_choice.option(encoder)
         kind, pages, source = inputs.pages(self.settings, text, file, filename, path, progress)
         collection = self._collection(collection_name)  # unknown collection: fail before the costly encoding
-        encoder = (self._encoder_named(collection) if collection.encoder is not None
-                   else self.encoders.for_pages([p.text for p in pages]))
-        index = self._index_of(encoder)
-        writes = index.with_encodings(self._encode(encoder, pages, progress))
+        chosen = self.encoders.for_option(asked)
+        if chosen is not None and collection.encoder not in (None, chosen.name) and collection.num_documents:
+            raise EncoderConflictError(collection.name, collection.num_documents, str(collection.encoder), chosen.name)
+        used = chosen or (self._encoder_named(collection) if collection.encoder is not None
+                          else self.encoders.for_pages([p.text for p in pages]))
+        warnings = self._language_warnings(collection.name, used, asked, [p.text for p in pages])
+        index = self._index_of(used)
+        writes = index.with_encodings(self._encode(used, pages, progress))
         versions = self._versions_before_write()
         result = self.store.upsert_document(collection_name, name, stored_metadata, source, writes,
-                                            encoder.name, encoder.dims)
+                                            used.name, used.dims, chosen=chosen is not None)
         self._after_write(versions, result.removed_page_ids, index, writes)
         out = _document_out(result.document)
         out["created"] = result.created
         out["kind"] = kind
+        if warnings:
+            out["warnings"] = warnings
         return out
+
+    def reencode_collection(self, name: str, encoder: str | None = "auto", *,
+                            progress: Progress | None = None) -> dict[str, Any]:
+        """Give a collection another encoder: every page encoded again by it and written, with the
+        collection's new ``encoder``, in one transaction (a failure, or a page the encoder cannot read,
+        leaves the collection as it was). ``encoder`` as ``create_collection``'s; ``auto``: the
+        configured encoder, else chosen by the language of the collection's pages. A collection that
+        has that encoder already is left alone. The answer is the collection with ``reencoded_pages``
+        and ``previous_encoder``. Pages written by another process meanwhile are read and encoded
+        again (``CollectionChangedError`` after ``REENCODE_ATTEMPTS``)."""
+        name = inputs.name(name, "collection_name", existing=True)
+        asked = encoder_choice.option(encoder)
+        for _ in range(REENCODE_ATTEMPTS):
+            collection = self._collection(name)
+            records = self.store.collection_pages(collection.name)
+            if asked is None and not records:  # auto without pages: its first upsert chooses, as for a new one
+                return {**_collection_out(collection), "reencoded_pages": 0, "previous_encoder": collection.encoder}
+            target = self.encoders.for_option(asked) or self.encoders.for_pages([r.text or "" for r in records])
+            if collection.encoder == target.name:
+                return {**_collection_out(collection), "reencoded_pages": 0, "previous_encoder": collection.encoder}
+            index = self._index_of(target)
+            pages = [ingest.PageInput(r.page_number, r.text or "", r.image) for r in records]
+            writes = index.with_encodings(self._encode(target, pages, progress, field="encoder"))
+            versions = self._versions_before_write()
+            try:
+                removed = self.store.reencode_collection(
+                    collection.name, [r.id for r in records], [(r.document_id, w) for r, w in zip(records, writes)],
+                    target.name, target.dims)
+            except CollectionChangedError:
+                continue
+            self._after_write(versions, removed, index, writes)
+            return {**self.get_collection(collection.name), "reencoded_pages": len(writes),
+                    "previous_encoder": collection.encoder}
+        raise CollectionChangedError(name)
 
     def get_document(self, name: str, collection_name: str, *, expand_pages: bool = False) -> dict[str, Any]:
         name = inputs.name(name, "document_name", existing=True)
@@ -384,11 +444,11 @@ class Documents(Closing):
         return results
 
     def _encode(self, encoder: MultiVectorEncoder, pages: Sequence[ingest.PageInput],
-                progress: Progress | None) -> list[PageWrite]:
+                progress: Progress | None, *, field: str = "file") -> list[PageWrite]:
         """Token vectors of every page, as float16, before anything is written (an encoder that
-        cannot read a page fails the whole upsert)."""
+        cannot read a page fails the whole write; ``field`` names what the error blames)."""
         images = [p for p in pages if p.image is not None]
-        image_vectors = self._images(encoder, [p.image for p in images], "file") if images else []  # type: ignore[misc]
+        image_vectors = self._images(encoder, [p.image for p in images], field) if images else []  # type: ignore[misc]
         by_page = {id(p): v for p, v in zip(images, image_vectors)}
         texts = [p for p in pages if p.image is None]
         for start in range(0, len(texts), ENCODE_BATCH):
@@ -416,6 +476,22 @@ class Documents(Closing):
         if found is None:
             raise CollectionNotFoundError(name)
         return found
+
+    def _language_warnings(self, collection_name: str, encoder: MultiVectorEncoder,
+                           asked: encoder_choice.Kind | None, texts: Sequence[str]) -> list[str]:
+        """A warning when pages that are not all English go into a collection whose encoder is the English
+        model's and was chosen automatically (no encoder configured, none given to this upsert)."""
+        if asked is not None or not self.encoders.auto or encoder_choice.kind_of(encoder.name) != "english":
+            return []
+        language = encoder_choice.pages_language(texts)
+        if language == "en":
+            return []
+        english, multilingual = encoder_choice.MODELS["english"], encoder_choice.MODELS["multilingual"]
+        return [(f"collection {collection_name!r} uses the English model's token vectors ({english}, chosen from the "
+                 f"language of its first pages), but these pages are not all English (detected: {language}): it "
+                 f"finds them less well. Re-encode the collection with encoder 'multilingual' ({multilingual}: "
+                 f"Documents.reencode_collection, POST /collections/{collection_name}/reencode, memlane docs reencode "
+                 "--encoder multilingual), or give encoder 'english' with the upsert to keep it and not be told again")]
 
     def _index_of(self, encoder: MultiVectorEncoder) -> LiveIndex:
         """The page index of ``encoder``'s pages (created empty on first use, loaded on first search)."""
@@ -532,6 +608,7 @@ class AsyncDocuments(AsyncClosing):
     update_collection = _offload("update_collection")
     delete_collection = _offload("delete_collection")
     upsert_document = _offload("upsert_document")
+    reencode_collection = _offload("reencode_collection")
     get_document = _offload("get_document")
     list_documents = _offload("list_documents")
     update_document = _offload("update_document")

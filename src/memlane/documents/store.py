@@ -55,10 +55,20 @@ class DocumentStore(Protocol):
         """Delete the collection, its documents and pages; returns the deleted page ids."""
 
     def upsert_document(self, collection_name: str, name: str, metadata: dict[str, Any], source: str | None,
-                        pages: Sequence[PageWrite], encoder: str, dims: int) -> UpsertResult:
+                        pages: Sequence[PageWrite], encoder: str, dims: int, *, chosen: bool = False) -> UpsertResult:
         """Create the document, or replace the pages and metadata of the one of that name. Records
         ``encoder`` as the collection's when it has none; ``EmbedderMismatchError`` when it has another
-        (a collection never mixes encoders)."""
+        (a collection never mixes encoders). ``chosen``: the encoder is the user's choice, which replaces
+        the recorded one of a collection without documents (``EncoderConflictError`` when it has some)."""
+
+    def collection_pages(self, collection_name: str) -> list[PageRecord]:
+        """Every page of the collection (text and image), by document and page number."""
+
+    def reencode_collection(self, collection_name: str, read_page_ids: Sequence[str],
+                            pages: Sequence[tuple[str, PageWrite]], encoder: str, dims: int) -> list[str]:
+        """In one transaction: replace every page of the collection by ``pages`` ((document id, page) with
+        ``encoder``'s token vectors) and record ``encoder`` as its own; returns the replaced page ids.
+        ``CollectionChangedError`` (nothing written) when its pages are no longer ``read_page_ids``."""
 
     def document(self, collection_name: str, name: str) -> DocumentRecord | None: ...
 

@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memlane.core import timeutil
-from memlane.documents.errors import CollectionNotFoundError, DocumentNotFoundError, DuplicateNameError
+from memlane.documents.errors import (
+    CollectionChangedError,
+    CollectionNotFoundError,
+    DocumentNotFoundError,
+    DuplicateNameError,
+    EncoderConflictError,
+)
 from memlane.documents.models import (
     CollectionRecord,
     DocumentRecord,
@@ -200,17 +206,23 @@ class SqlDocumentStore(ABC):
     # -- documents --------------------------------------------------------------------------------
 
     def upsert_document(self, collection_name: str, name: str, metadata: dict[str, Any], source: str | None,
-                        pages: Sequence[PageWrite], encoder: str, dims: int) -> UpsertResult:
+                        pages: Sequence[PageWrite], encoder: str, dims: int, *, chosen: bool = False) -> UpsertResult:
         now = timeutil.now_iso()
 
         def write(con: Con) -> UpsertResult:
             collection = self._collection_row(con, collection_name, lock=True)  # writers of a collection take turns
             if collection.encoder is not None and collection.encoder != encoder:
-                raise EmbedderMismatchError(
-                    f"collection {collection_name!r} holds pages encoded by {collection.encoder!r}, not {encoder!r}; "
-                    "a collection keeps the encoder of its first pages (write it into another collection)")
+                if chosen and collection.num_documents:
+                    raise EncoderConflictError(collection.name, collection.num_documents, collection.encoder, encoder)
+                if not chosen:
+                    raise EmbedderMismatchError(
+                        f"collection {collection_name!r} holds pages encoded by {collection.encoder!r}, not "
+                        f"{encoder!r}; a collection keeps the encoder of its first pages (write it into another "
+                        "collection)")
+            # recorded by its first pages, or chosen by its user for a collection without documents
             con.execute(self._sql("UPDATE {collections} SET encoder = %s WHERE tenant = %s AND id = %s"
-                                  " AND encoder IS NULL"), (encoder, self.tenant, collection.id))
+                                  " AND (encoder IS NULL OR %s)"), (encoder, self.tenant, collection.id,
+                                                                    chosen and not collection.num_documents))
             existing = self._document_row(con, collection_name, name)
             removed: list[str] = []
             if existing is None:
@@ -224,18 +236,52 @@ class SqlDocumentStore(ABC):
                 con.execute(self._sql("UPDATE {documents} SET metadata = %s, source = %s, updated_at = %s"
                                       " WHERE tenant = %s AND id = %s"),
                             (self._json_in(metadata), source, now, self.tenant, document_id))
-            indexed = [self._page_terms(p.text) for p in pages]
-            columns = list(indexed[0]) if indexed else []
-            con.cursor().executemany(
-                self._sql("INSERT INTO {pages} (tenant, id, document_id, page_number, text, image, encoder, dims,"
-                          " n_tokens, vectors, fde, fde_config" + "".join(", " + c for c in columns) + ") VALUES"
-                          " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s" + ", %s" * len(columns) + ")"),
-                [(self.tenant, p.id, document_id, p.page_number, p.text, p.image, encoder, dims, p.n_tokens, p.vectors,
-                  p.fde, p.fde_config, *terms.values()) for p, terms in zip(pages, indexed)])
+            self._insert_pages(con, [(document_id, p) for p in pages], encoder, dims)
             self._bump(con)
             document = self._document_row(con, collection_name, name)
             assert document is not None
             return UpsertResult(document, removed, created=existing is None)
+
+        return self._run(write, write=True)
+
+    def _insert_pages(self, con: Con, pages: Sequence[tuple[str, PageWrite]], encoder: str, dims: int) -> None:
+        """Insert (document id, page) rows with their token vectors and keyword columns."""
+        indexed = [self._page_terms(p.text) for _, p in pages]
+        columns = list(indexed[0]) if indexed else []
+        con.cursor().executemany(
+            self._sql("INSERT INTO {pages} (tenant, id, document_id, page_number, text, image, encoder, dims,"
+                      " n_tokens, vectors, fde, fde_config" + "".join(", " + c for c in columns) + ") VALUES"
+                      " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s" + ", %s" * len(columns) + ")"),
+            [(self.tenant, p.id, document_id, p.page_number, p.text, p.image, encoder, dims, p.n_tokens, p.vectors,
+              p.fde, p.fde_config, *terms.values()) for (document_id, p), terms in zip(pages, indexed)])
+
+    def collection_pages(self, collection_name: str) -> list[PageRecord]:
+        def read(con: Con) -> list[PageRecord]:
+            collection = self._collection_row(con, collection_name)
+            rows = con.execute(self._sql(
+                "SELECT p.id, p.document_id, p.page_number, p.text, p.image FROM {pages} p JOIN {documents} d"
+                " ON d.tenant = p.tenant AND d.id = p.document_id WHERE p.tenant = %s AND d.collection_id = %s"
+                " ORDER BY p.document_id, p.page_number"), (self.tenant, collection.id)).fetchall()
+            return [PageRecord(r[0], r[1], r[2], r[3], _bytes(r[4])) for r in rows]
+
+        return self._run(read, write=False)
+
+    def reencode_collection(self, collection_name: str, read_page_ids: Sequence[str],
+                            pages: Sequence[tuple[str, PageWrite]], encoder: str, dims: int) -> list[str]:
+        def write(con: Con) -> list[str]:
+            collection = self._collection_row(con, collection_name, lock=True)  # writers of a collection take turns
+            current = [r[0] for r in con.execute(self._sql(
+                "SELECT p.id FROM {pages} p JOIN {documents} d ON d.tenant = p.tenant AND d.id = p.document_id"
+                " WHERE p.tenant = %s AND d.collection_id = %s"), (self.tenant, collection.id)).fetchall()]
+            if set(current) != set(read_page_ids):
+                raise CollectionChangedError(collection_name)
+            removed = self._remove_pages(con, "collection", collection.id)
+            self._insert_pages(con, pages, encoder, dims)
+            con.execute(self._sql("UPDATE {collections} SET encoder = %s, updated_at = %s"
+                                  " WHERE tenant = %s AND id = %s"),
+                        (encoder, timeutil.now_iso(), self.tenant, collection.id))
+            self._bump(con)
+            return removed
 
         return self._run(write, write=True)
 

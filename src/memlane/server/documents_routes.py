@@ -17,7 +17,12 @@ from fastapi.responses import JSONResponse
 
 from memlane.documents import Documents
 from memlane.documents.encoders import MultiVectorEncoder
-from memlane.documents.errors import DocumentsNotFoundError, DuplicateNameError
+from memlane.documents.errors import (
+    CollectionChangedError,
+    DocumentsNotFoundError,
+    DuplicateNameError,
+    EncoderConflictError,
+)
 from memlane.documents.facade import explicit_encoder
 from memlane.server import documents_schemas as schemas
 from memlane.server.access import json_param, principal
@@ -65,18 +70,21 @@ def tenant_documents(request: Request) -> Documents:
 
 
 def install(app: FastAPI, tenants: Tenants) -> None:
-    """Mount the routes and their error answers (404 for unknown names, 409 for taken ones)."""
+    """Mount the routes and their error answers (404 for unknown names, 409 for taken ones, for an encoder
+    other than a collection's, and for a re-encoding that other writes kept overtaking)."""
     app.state.documents = DocumentTenants(tenants)
     app.include_router(router)
     app.add_exception_handler(DocumentsNotFoundError, _not_found)  # type: ignore[arg-type]
-    app.add_exception_handler(DuplicateNameError, _conflict)  # type: ignore[arg-type]
+    for conflict in (DuplicateNameError, EncoderConflictError, CollectionChangedError):
+        app.add_exception_handler(conflict, _conflict)  # type: ignore[arg-type]
 
 
 async def _not_found(request: Request, exc: DocumentsNotFoundError) -> JSONResponse:
     return ErrorJson({"detail": str(exc), "field": exc.field}, status_code=404)
 
 
-async def _conflict(request: Request, exc: DuplicateNameError) -> JSONResponse:
+async def _conflict(request: Request,
+                    exc: DuplicateNameError | EncoderConflictError | CollectionChangedError) -> JSONResponse:
     return ErrorJson({"detail": str(exc), "field": exc.field}, status_code=409)
 
 
@@ -85,7 +93,7 @@ async def _conflict(request: Request, exc: DuplicateNameError) -> JSONResponse:
 
 @router.post("/collections", status_code=201, summary="Create a collection")
 def create_collection(body: schemas.CollectionCreate, request: Request) -> dict[str, Any]:
-    return tenant_documents(request).create_collection(body.name, body.metadata)
+    return tenant_documents(request).create_collection(body.name, body.metadata, encoder=body.encoder)
 
 
 @router.get("/collections", summary="List the collections, by name")
@@ -104,6 +112,14 @@ def update_collection(body: schemas.CollectionUpdate, request: Request,
     return tenant_documents(request).update_collection(collection_name, new_name=body.name, metadata=body.metadata)
 
 
+@router.post("/collections/{collection_name}/reencode", summary="Give a collection another encoder")
+def reencode_collection(body: schemas.CollectionReencode, request: Request,
+                        collection_name: str = CollectionName) -> dict[str, Any]:
+    """Every page encoded again by ``encoder`` and written with the collection's new encoder in one
+    transaction; the answer is the collection with ``reencoded_pages`` and ``previous_encoder``."""
+    return tenant_documents(request).reencode_collection(collection_name, body.encoder)
+
+
 @router.delete("/collections/{collection_name}", summary="Delete a collection with its documents")
 def delete_collection(request: Request, collection_name: str = CollectionName) -> dict[str, Any]:
     return tenant_documents(request).delete_collection(collection_name)
@@ -115,10 +131,11 @@ def delete_collection(request: Request, collection_name: str = CollectionName) -
 @router.post("/documents/upsert", summary="Create a document, or replace the pages and metadata of one")
 def upsert_document(body: schemas.DocumentUpsert, request: Request) -> dict[str, Any]:
     """Give ``text`` or ``file`` (base64 of a PDF, Markdown or text file, or an image; ``filename`` tells
-    Markdown from text). The document is split into pages, each encoded into token vectors."""
+    Markdown from text). The document is split into pages, each encoded into token vectors. ``warnings``:
+    pages that are not English went into a collection whose English encoder was chosen automatically."""
     return tenant_documents(request).upsert_document(
         body.name, body.collection_name, text=body.text, file=body.file, filename=body.filename,
-        metadata=body.metadata)
+        metadata=body.metadata, encoder=body.encoder)
 
 
 @router.get("/documents", summary="List documents (of a collection, or of all)")

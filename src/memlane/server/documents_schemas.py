@@ -17,9 +17,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+#: ``encoder``: Documents checks the name (encoder_choice.OPTIONS), so every face refuses an unknown one alike
+ENCODER_FIELD = ("the collection's encoder: 'english' (all-MiniLM-L6-v2 token vectors), 'multilingual' "
+                 "(multilingual-e5-small), or 'auto' (the configured encoder, else chosen by its pages' language)")
+
+
 class CollectionCreate(Strict):
     name: str = Field(max_length=MAX_NAME_CHARS, description="unique per tenant; 'all' is reserved")
     metadata: Optional[dict[str, Any]] = None
+    encoder: Optional[str] = Field(None, max_length=64, description=ENCODER_FIELD)
+
+
+class CollectionReencode(Strict):
+    encoder: str = Field("auto", max_length=64, description=ENCODER_FIELD + "; every page is encoded again by it")
 
 
 class CollectionUpdate(Strict):
@@ -37,6 +47,8 @@ class DocumentUpsert(Strict):
                                 description="a file, base64 ('base64' is accepted too): PDF, Markdown, UTF-8 text "
                                             "or an image")
     filename: Optional[str] = Field(None, max_length=1024, description="the file's name ('.md': Markdown)")
+    encoder: Optional[str] = Field(None, max_length=64, description=ENCODER_FIELD + " — for a collection without "
+                                   "documents; 409 when it holds documents of another (re-encode it instead)")
 
 
 class DocumentUpdate(Strict):

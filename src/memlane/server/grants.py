@@ -95,6 +95,7 @@ ROUTES: dict[tuple[str, str], tuple[str, str]] = {
     ("GET", "/collections/{collection_name}"): (READ, TENANT),
     ("PATCH", "/collections/{collection_name}"): (WRITE, TENANT),
     ("DELETE", "/collections/{collection_name}"): (WRITE, TENANT),
+    ("POST", "/collections/{collection_name}/reencode"): (WRITE, TENANT),
     ("POST", "/documents/upsert"): (WRITE, TENANT),
     ("GET", "/documents"): (READ, TENANT),
     ("GET", "/documents/{document_name}"): (READ, TENANT),
