@@ -1,8 +1,10 @@
 """An async add answers without running the embedding model (issue 45): the call keeps the messages, the
 job and a provisional memory per message in one write; the provisional memory is found by its words at
 once (a hybrid search, in its own scope only), never by a vector-only search until a worker has embedded
-it, and by meaning once it has, a step the worker takes before formation waits for its LLM. On both
-backends, with a scripted LLM on 127.0.0.1 (tests/support/slow_llm.py) held at a gate."""
+it, and by meaning once it has: a job of its own (``EMBED``, run by the workers' quick lane) that waits
+neither for the add's formation nor for the formation of the same user's earlier adds, and is not an
+event users see. On both backends, with a scripted LLM on 127.0.0.1 (tests/support/slow_llm.py) held
+at a gate."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from memlane import Memory
+from memlane.core.jobs import EMBED, QUICK, JobLostError
 from memlane.embeddings.hashing import HashingEmbedder
 from conftest import sqlite_config
 from support import slow_llm
@@ -144,3 +147,79 @@ def test_the_matrix_of_searches_across_users_takes_the_vector_when_it_comes(tmp_
         assert formation.embed_provisional(memory, answer["event_id"]) == 1  # a worker's first step
         assert across_users(TEXT) == [(TEXT, True)]
         assert memory.store._matrix.rebuilds == rebuilds
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_later_add_is_found_by_meaning_while_the_users_earlier_add_is_formed(backend, gated_llm, workers):
+    """Adds to one user are formed in order, so the second waits for the first's LLM; its text does not:
+    a vector-only search finds it while the first formation is held, whatever the number of workers."""
+    server, gate = gated_llm
+    config = {**backend(), "llm": slow_llm.llm_config(server),
+              "background": {"workers": workers, "poll_seconds": 0.05, "retry_seconds": 0}}
+    later = "My sister lives in Lisbon"
+    with Memory(config, embedder=CountingEmbedder()) as memory:
+        memory.add("I grow tomatoes in the garden", user_id="alice", infer=False)
+        first = memory.add(TEXT, user_id="alice", async_mode=True)["event_id"]
+        _wait_for(lambda: memory.event(first)["status"] == "RUNNING", "the first formation")
+        second = memory.add(later, user_id="alice", async_mode=True)["event_id"]
+
+        def by_meaning(**scope) -> list[tuple[str, bool]]:
+            return _memories(memory.search(later, keyword_search=False, limit=1, **scope))
+
+        assert _wait_for(lambda: by_meaning(user_id="alice") == [(later, True)], "the later add found by meaning")
+        assert by_meaning(filters={"user_id": "*"}) == [(later, True)]  # SQLite's matrix took its vector
+        assert (memory.event(first)["status"], memory.event(second)["status"]) == ("RUNNING", "PENDING")
+        # what users see of the queue: the adds, not their embedding
+        assert [e["id"] for e in memory.events()] == [second, first]
+        assert [e["event_type"] for e in memory.events()] == ["ADD", "ADD"]
+
+        gate.set()
+        for event_id in (first, second):
+            assert _wait_for(lambda e=event_id: memory.event(e)["status"] in ("SUCCEEDED", "FAILED"), "formation")
+        assert [(e["id"], e["status"]) for e in memory.events()] == [(second, "SUCCEEDED"), (first, "SUCCEEDED")]
+        assert [e["id"] for e in memory.events("SUCCEEDED", limit=1)] == [second]
+        assert by_meaning(user_id="alice") == [(later, False)]  # formed: the stand-in is gone
+        assert {job.status for job in memory.store.jobs(kind=EMBED)} == {"SUCCEEDED"}
+
+
+def test_an_embedding_whose_worker_died_is_done_by_another_once_its_lease_runs_out(backend, gated_llm):
+    server, gate = gated_llm
+    store = backend()
+    with Memory({**store, "background": {"workers": 0}}, embedder=CountingEmbedder()) as queued:
+        answer = queued.add(TEXT, user_id="alice", async_mode=True)
+        held = queued.store.claim_job("dead-worker", 0.05, kinds=QUICK)  # a worker takes it, then dies
+        assert (held.kind, held.request, held.attempts) == (EMBED, {"event_id": answer["event_id"]}, 1)
+        assert queued.store.claim_job("another-worker", 30, kinds=QUICK) is None  # held: nobody else takes it
+        time.sleep(0.2)  # the dead worker's lease runs out
+
+    config = {**store, "llm": slow_llm.llm_config(server), "background": {"poll_seconds": 0.05, "retry_seconds": 0}}
+    with Memory(config, embedder=CountingEmbedder()) as memory:
+        memory.start_background()  # embeds what the dead worker left, while formation waits at the gate
+
+        def by_meaning() -> list[tuple[str, bool]]:
+            return _memories(memory.search(TEXT, user_id="alice", keyword_search=False, limit=1))
+
+        assert _wait_for(lambda: by_meaning() == [(TEXT, True)], "the provisional memory found by meaning")
+        assert memory.event(answer["event_id"])["status"] == "RUNNING"
+        [embedding] = memory.store.jobs(kind=EMBED)
+        assert (embedding.id, embedding.status, embedding.attempts) == (held.id, "SUCCEEDED", 2)
+        with pytest.raises(JobLostError):  # the dead worker's late end changes nothing
+            memory.run_job(held, "dead-worker")
+        gate.set()
+        assert _wait_for(lambda: memory.event(answer["event_id"])["status"] == "SUCCEEDED", "formation")
+        assert by_meaning() == [(TEXT, False)]
+
+
+def test_an_add_formed_before_its_embedding_leaves_the_embedding_nothing_to_do(backend, hashing_embedder):
+    from memlane.ingest.offline import OfflineEngine
+
+    config = {**backend(), "background": {"workers": 0}}
+    with Memory(config, embedder=hashing_embedder, engine=OfflineEngine()) as memory:
+        answer = memory.add(TEXT, user_id="alice", infer=False, async_mode=True)
+        formation = memory.store.claim_job("worker-a", 30)  # the ADD first: a free worker forms it at once
+        embedding = memory.store.claim_job("worker-b", 30)
+        assert (formation.kind, formation.id, embedding.kind) == ("ADD", answer["event_id"], EMBED)
+        memory.run_job(formation, "worker-a")
+        memory.run_job(embedding, "worker-b")
+        assert [j.status for j in memory.store.jobs(kind=EMBED)] == ["SUCCEEDED"]
+        assert _memories(memory.search(TEXT, user_id="alice", keyword_search=False)) == [(TEXT, False)]

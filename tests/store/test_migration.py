@@ -162,7 +162,8 @@ def test_migrate_copies_everything_and_reads_back_the_same(source, pg, embedder,
     assert report["counts"] == {t: [n, n] for t, n in counts.items()}
     assert counts["memory_tokens"] > 30 and counts["history"] > counts["memories"] > 30 and counts["applied_keys"] == 5
     assert counts["graph_relations"] >= 5 and counts["graph_entities"] >= 5 and counts["doc_pages"] == 3
-    assert report["index"] == "built after the load" and report["resumed"] is False and counts["jobs"] == 1
+    # the queued async add's two jobs: its formation and the embedding of its provisional memory
+    assert report["index"] == "built after the load" and report["resumed"] is False and counts["jobs"] == 2
     assert (counts["project_settings"], counts["webhooks"], counts["feedback"], counts["exports"]) == (4, 2, 2, 2)
     assert report["source_tenant"] == "default"
     with psycopg.connect(pg.url, autocommit=True) as con:  # the pages arrive with their keyword index

@@ -2,13 +2,16 @@
 
 ``enqueue`` writes, in one transaction, the messages (verbatim, as every add does), a
 *provisional* memory per message (what was sent, in the keyword index at once, so the very next
-search finds it by its words) and the job, without running the embedding model: the call answers
-in the time of that one write. ``run`` is a worker's turn: first the provisional memories get their
-vectors (a transaction of their own, so a search finds them by meaning a few milliseconds later,
-while formation still waits for its LLM), then the same formation a synchronous add does
-(``Formation.decide``), written in one transaction with the job's end and the removal of the
-provisional memories, so a search sees either what was sent or what was formed, never both,
-and a job's effect is applied once however many workers tried it.
+search finds it by its words) and two jobs, without running the embedding model: the call answers
+in the time of that one write. The ``EMBED`` job (an order key of its own, run by the workers'
+quick lane) gives the provisional memories their vectors, so a search finds them by meaning a few
+milliseconds later, even while a worker still forms the same user's earlier adds (``ADD`` jobs of
+one user run in order). The ``ADD`` job (``run``; the event users see) runs the same formation a
+synchronous add does (``Formation.decide``), written in one transaction with the job's end and the
+removal of the provisional memories, so a search sees either what was sent or what was formed,
+never both, and a job's effect is applied once however many workers tried it. Formation reads the
+scope's formed memories only, so it needs none of the provisional vectors; formed first, an add
+leaves its ``EMBED`` job nothing to do.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from memlane.core import timeutil, validation
 from memlane.core.arguments import AddCall
 from memlane.core.changes import AddRecord, ChangeSet, Embedded
 from memlane.core.errors import EventNotFoundError
-from memlane.core.jobs import ADD, FAILED, STATES, SUCCEEDED, WEBHOOK, Job, JobDone, order_key
+from memlane.core.jobs import ADD, EMBED, FAILED, STATES, SUCCEEDED, WEBHOOK, Job, JobDone, embed_key, order_key
 from memlane.core.models import Message, MessageRecord, NewMemory
 from memlane.core.scope import SCOPE_KEYS
 from memlane.ingest import records as ingest_records
@@ -74,6 +77,8 @@ class FormsInBackground:
         """Form a job ``worker`` holds (a worker thread calls it); a webhook delivery is posted."""
         if job.kind == WEBHOOK:
             return webhooks.deliver(self, job, worker)
+        if job.kind == EMBED:
+            return embed(self, job, worker)
         run(self, job, worker)
 
     def fail_job(self: Facade, job: Job, worker: str, error: str) -> None:
@@ -82,7 +87,7 @@ class FormsInBackground:
 
 def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord], journal: AddRecord | None = None
             ) -> dict[str, Any]:
-    """Keep the messages, their provisional memories and the job in one transaction; mem0's answer
+    """Keep the messages, their provisional memories and the jobs in one transaction; mem0's answer
     (``PENDING`` with the event id) with the kept message ids and the provisional memories. ``journal``:
     the add's record (``ingest/adds.py``, an add with an idempotency key), written in that transaction
     with the answer as its outcome."""
@@ -94,7 +99,11 @@ def enqueue(memory: Facade, call: AddCall, kept: list[MessageRecord], journal: A
               "provisional": [{"id": r.id, "memory": r.text} for r in provisional]}
     if journal is not None:
         journal.outcome = answer
-    memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=[job], journal=journal))
+    jobs = [job]
+    if provisional:  # after the ADD job: a worker free to form it at once takes that first
+        jobs.append(Job(id=_event_id(), kind=EMBED, order_key=embed_key(job.id), created_at=job.created_at,
+                        request={"event_id": job.id}))
+    memory.store.apply(ChangeSet(messages=kept, inserts=provisional, jobs=jobs, journal=journal))
     return answer
 
 
@@ -133,9 +142,7 @@ def from_json(data: dict[str, Any], queued_at: str) -> tuple[AddCall, list[str],
 
 
 def run(memory: Facade, job: Job, worker: str) -> None:
-    """Embed the job's provisional memories, then form it and end it, in one transaction (``JobLostError``
-    when another worker took it)."""
-    embed_provisional(memory, job.id)
+    """Form an ``ADD`` job and end it, in one transaction (``JobLostError`` when another worker took it)."""
     call, message_ids, times = from_json(job.request, job.created_at)
     changes, outcome = memory.formation.decide(call, message_ids, times)
     status = SUCCEEDED if outcome.get("status") == "ok" else FAILED
@@ -144,16 +151,28 @@ def run(memory: Facade, job: Job, worker: str) -> None:
     memory.store.apply(changes)
 
 
-def embed_provisional(memory: Facade, event_id: str) -> int:
-    """Give the event's provisional memories their vectors (one batch, one transaction); how many were
-    read. A vector is written only where the memory has none yet (``Embedded``): a job tried again after
-    its worker died embeds again, and changes nothing."""
+def embed(memory: Facade, job: Job, worker: str) -> None:
+    """Run an ``EMBED`` job: its event's provisional memories get their vectors in the transaction that
+    ends the job (``JobLostError`` when another worker took it; then nothing of it is written)."""
+    event_id = job.request["event_id"]
+    done = JobDone(id=job.id, worker=worker, attempt=job.attempts, status=SUCCEEDED, result={"event_id": event_id},
+                   provisional=False)
+    if not embed_provisional(memory, event_id, done):  # formed already: the job only ends
+        memory.store.apply(ChangeSet(job_done=done))
+
+
+def embed_provisional(memory: Facade, event_id: str, done: JobDone | None = None) -> int:
+    """Give the event's provisional memories their vectors (one batch, one transaction, with ``done``:
+    the end of the job that embeds them); how many were read. A vector is written only where the memory
+    has none yet (``Embedded``): a job tried again after its worker died embeds again, and changes
+    nothing."""
     waiting = memory.store.list(flt.Compare(flt.Field(column="event_id"), "eq", event_id),
                                 memory.config.limits.max_messages)
     if not waiting:
         return 0
     ingest_records.embed(waiting, memory.embeddings, memory.config.retrieval)
-    memory.store.apply(ChangeSet(embedded=[Embedded(r.id, r.vector, r.token_vectors) for r in waiting]))
+    memory.store.apply(ChangeSet(embedded=[Embedded(r.id, r.vector, r.token_vectors) for r in waiting],
+                                 job_done=done))
     return len(waiting)
 
 

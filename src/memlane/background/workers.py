@@ -4,9 +4,11 @@ A ``Workers`` runs ``threads`` worker threads over one or more *queues* (stores 
 table: store/sql_jobs.py). Each thread claims the next job that may run, has the ``Memory`` of
 the job's tenant form it (``Memory.run_job``: the effect and the job's end in one transaction),
 and claims again; with nothing to do it sleeps ``poll_seconds`` or until ``wake()`` (an add of
-this process queued a job). A separate thread renews the leases of the jobs being formed, so
-a slow formation keeps its job while a dead process's jobs are taken over when their lease
-runs out.
+this process queued a job). One more thread, the *quick lane*, claims only quick jobs (``QUICK``:
+the embedding of an async add's provisional memories), so they never wait behind formations that
+hold every other thread in an LLM call; the other threads take quick jobs too when they are free.
+A separate thread renews the leases of the jobs being held, so a slow formation keeps its job
+while a dead process's jobs are taken over when their lease runs out.
 
 A job that raises is given back to the queue and tried again after ``retry_seconds`` (times its
 attempt), first of its order key; after ``max_attempts`` it ends ``FAILED`` with the error.
@@ -32,7 +34,7 @@ from typing import Protocol
 
 from memlane.core import timeutil
 from memlane.core.config import BackgroundConfig
-from memlane.core.jobs import Job, JobLostError
+from memlane.core.jobs import QUICK, Job, JobLostError
 from memlane.core.errors import StoreUnavailableError
 
 log = logging.getLogger("memlane.background")
@@ -41,7 +43,8 @@ log = logging.getLogger("memlane.background")
 class Queue(Protocol):
     """What a worker needs of a store's job table (``SqlJobs``)."""
 
-    def claim_job(self, worker: str, lease: float, *, any_tenant: bool = False) -> Job | None: ...
+    def claim_job(self, worker: str, lease: float, *, any_tenant: bool = False,
+                  kinds: tuple[str, ...] = ()) -> Job | None: ...
 
     def renew_jobs(self, worker: str, held: list[Job], lease: float) -> set[str]: ...
 
@@ -81,6 +84,7 @@ class Workers:
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._woken = 0
+        self._quick_wake = threading.Event()
         self._held: dict[str, _Held] = {}
         self._held_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -93,8 +97,11 @@ class Workers:
     def start(self) -> "Workers":
         if self._threads:
             return self
-        for n in range(self.settings.workers):
-            thread = threading.Thread(target=self._work, name=f"{self.name}-{n}", daemon=True)
+        lanes: list[tuple[str, tuple[str, ...]]] = [(f"{self.name}-{n}", ()) for n in range(self.settings.workers)]
+        if self.settings.workers:
+            lanes.append((f"{self.name}-quick", QUICK))
+        for name, kinds in lanes:
+            thread = threading.Thread(target=self._work, args=(kinds,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
         renewer = threading.Thread(target=self._renew, name=f"{self.name}-leases", daemon=True)
@@ -108,6 +115,7 @@ class Workers:
 
     def wake(self) -> None:
         """A job was queued here: a sleeping worker claims it now instead of at its next poll."""
+        self._quick_wake.set()
         with self._wake:
             self._woken += 1
             self._wake.notify()
@@ -116,6 +124,7 @@ class Workers:
         """Stop claiming; wait up to ``timeout`` (``settings.stop_seconds``) for the jobs being
         formed, then give back those still running (their end is refused: ``JobLostError``)."""
         self._stop.set()
+        self._quick_wake.set()
         with self._wake:
             self._wake.notify_all()
         deadline = time.monotonic() + (self.settings.stop_seconds if timeout is None else timeout)
@@ -133,11 +142,12 @@ class Workers:
 
     # -- the threads ---------------------------------------------------------------------------------
 
-    def _work(self) -> None:
+    def _work(self, kinds: tuple[str, ...] = ()) -> None:
+        """A thread's loop: claim a job (of ``kinds``, else of any kind), run it, claim again."""
         worker = f"{self.host}:{threading.current_thread().name}:{uuid.uuid4().hex[:8]}"
         while not self._stop.is_set():
             try:
-                claimed = self._claim(worker)
+                claimed = self._claim(worker, kinds)
             except StoreUnavailableError as exc:  # the database is away (its pool logged it once): the next poll
                 log.debug("could not claim a job: %s", exc)
                 claimed = None
@@ -145,6 +155,10 @@ class Workers:
                 log.warning("could not claim a job: %s", exc)
                 claimed = None
             if claimed is None:
+                if kinds:
+                    self._quick_wake.wait(self.settings.poll_seconds)
+                    self._quick_wake.clear()
+                    continue
                 self._housekeeping()
                 self._sleep()
                 continue
@@ -157,11 +171,11 @@ class Workers:
                 with self._held_lock:
                     self._held.pop(job.id, None)
 
-    def _claim(self, worker: str) -> tuple[Job, Queue] | None:
+    def _claim(self, worker: str, kinds: tuple[str, ...] = ()) -> tuple[Job, Queue] | None:
         queues = self.queues()
         for n in range(len(queues)):  # round robin, so one busy database does not starve the others
             queue = queues[(self._next + n) % len(queues)]
-            job = queue.claim_job(worker, self.settings.lease_seconds, any_tenant=self.any_tenant)
+            job = queue.claim_job(worker, self.settings.lease_seconds, any_tenant=self.any_tenant, kinds=kinds)
             if job is not None:
                 self._next = (self._next + n + 1) % len(queues)
                 return job, queue

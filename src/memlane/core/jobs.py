@@ -8,6 +8,11 @@ however many times a job is claimed (a worker that died, a lease that ran out).
 States: ``PENDING`` (queued), ``RUNNING`` (held by a worker under a lease), ``SUCCEEDED`` (the
 add's full result is kept) and ``FAILED`` (with the reason). Jobs of one *order key* (the
 user, else the agent, else the run) run one at a time, oldest first.
+
+An async add queues two jobs: its formation (``ADD``, the event users see) and the embedding of
+its provisional memories (``EMBED``, an order key of its own, so it never waits for the formation
+of the user's earlier adds; a lane of the workers runs only these quick jobs:
+background/workers.py). Only ``ADD`` jobs are events.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ from memlane.core.errors import MemlaneError
 PENDING, RUNNING, SUCCEEDED, FAILED = "PENDING", "RUNNING", "SUCCEEDED", "FAILED"
 OPEN = (PENDING, RUNNING)
 STATES = (PENDING, RUNNING, SUCCEEDED, FAILED)
-#: the job kinds a worker knows: a memory formation, a webhook delivery (core/webhooks.py)
+#: the job kinds a worker knows: a memory formation, a webhook delivery (core/webhooks.py), the embedding of
+#: an async add's provisional memories (so they are found by meaning before the add is formed)
 ADD = "ADD"
 WEBHOOK = "WEBHOOK"
+EMBED = "EMBED"
+#: the kinds the workers' quick lane runs (they take milliseconds, never an LLM call)
+QUICK = (EMBED,)
 
 
 class JobLostError(MemlaneError):
@@ -39,6 +48,11 @@ def order_key(ids: dict[str, str]) -> str:
         if ids.get(column):
             return f"{column}:{ids[column]}"
     raise ValueError("a job needs a scope id")
+
+
+def embed_key(event_id: str) -> str:
+    """The order key of an ``EMBED`` job: its own, so it waits for no other job."""
+    return f"embed:{event_id}"
 
 
 @dataclass(slots=True)

@@ -88,12 +88,17 @@ class SqlJobs(SqlDialect):
 
     # -- the workers' side ---------------------------------------------------------------------------
 
-    def claim_job(self, worker: str, lease: float, *, any_tenant: bool = False) -> Job | None:
+    def claim_job(self, worker: str, lease: float, *, any_tenant: bool = False,
+                  kinds: Sequence[str] = ()) -> Job | None:
         """Hold the next job that may run (RUNNING, one more attempt, leased for ``lease`` seconds),
         or None. ``any_tenant`` (PostgreSQL): the next job of every tenant of the database, not only
-        the store's own (a server's workers serve all of them)."""
+        the store's own (a server's workers serve all of them). ``kinds``: only jobs of these kinds
+        (the workers' quick lane), else any."""
         mine = "" if any_tenant or not self.TENANTED else "j.tenant = %s AND "
-        params = () if any_tenant or not self.TENANTED else (self.tenant,)
+        params: tuple[Any, ...] = () if any_tenant or not self.TENANTED else (self.tenant,)
+        if kinds:
+            mine += "j.kind IN (" + ", ".join(["%s"] * len(kinds)) + ") AND "
+            params += tuple(kinds)
         same = "e.tenant = j.tenant AND " if self.TENANTED else ""
         moved = (" AND NOT EXISTS (SELECT 1 FROM {meta} x WHERE x.tenant = j.tenant AND x.key = 'moved_to')"
                  if self.TENANTED else "")
