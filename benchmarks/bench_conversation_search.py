@@ -8,7 +8,9 @@ with their context, two speakers), every question of the file asked in its conve
 Three sides run in alternating blocks of ``--block`` questions (each block's order reversed every
 other block): ``vector`` (``keyword_search=False``), ``default`` (the search without flags) and
 ``default, stages reading apart`` (the default with each stage reading its own records, as before
-``store.base.SearchReads``). Each question is embedded once before its block and that embedding timed
+``store.base.SearchReads``); with ``--with '{"neighbour_weight": 0.9}'`` a fourth, ``default_with``: the default
+search with those ``retrieval`` settings changed (what a step of the search costs; its own cost in ms and
+as a share of the default's in the report). Each question is embedded once before its block and that embedding timed
 alone; the searches then find it cached (``excl_embedding``), and ``total`` adds it back.
 
 ``--scope-turns N`` stores the file's conversations in **one** scope instead, session by session until it holds
@@ -19,13 +21,15 @@ a temporary directory) or the ``--dsn`` given (PostgreSQL reads a record with it
 default sides cost the same there).
 
     python benchmarks/bench_conversation_search.py LOCOMO.json [--conversations 2] [--rounds 3] [--block 40]
-                                                   [--scope-turns N] [--postgres [--dsn URL]] [--out FILE]
+                                                   [--scope-turns N] [--postgres [--dsn URL]] [--with SETTINGS]
+                                                   [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import platform
 import sys
@@ -37,7 +41,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from pydantic import ValidationError  # noqa: E402
+
 from memlane import Memory  # noqa: E402
+from memlane.core.config import RetrievalConfig  # noqa: E402
 from memlane.evaluation import locomo  # noqa: E402
 from memlane.retrieval import searcher as searcher_module  # noqa: E402
 from common import pct, summary, write_report  # noqa: E402
@@ -60,8 +67,18 @@ def main() -> None:
                         help="store the conversations in one scope until it holds this many turns")
     parser.add_argument("--postgres", action="store_true", help="a PostgreSQL store instead of an SQLite file")
     parser.add_argument("--dsn", help="--postgres: this database instead of a bundled one")
+    parser.add_argument("--with", dest="with_settings", help="a fourth side: the default search with these "
+                        "retrieval settings (JSON object), e.g. '{\"neighbour_weight\": 0.9}'")
     parser.add_argument("--out")
     args = parser.parse_args()
+    sides = dict(SIDES)
+    changed = json.loads(args.with_settings) if args.with_settings else None
+    if changed is not None:
+        try:  # checked as the configuration checks them, before the long load
+            RetrievalConfig.model_validate(changed)
+        except ValidationError as exc:
+            parser.error(f"--with: {exc}")
+        sides["default_with"] = ({}, True)
     data = locomo.load(args.file)
     if not args.scope_turns:
         data = data[:args.conversations]
@@ -89,7 +106,11 @@ def main() -> None:
         asked = questions * args.rounds
         for text, scope in asked[:20]:  # warm up the model and the caches
             memory.search(text, user_id=scope, limit=args.limit)
-        timings = {side: {"total_ms": [], "excl_embedding_ms": []} for side in SIDES}
+        timings = {side: {"total_ms": [], "excl_embedding_ms": []} for side in sides}
+        configured = memory.config.retrieval
+        retrieval = {side: configured for side in sides}
+        if changed is not None:
+            retrieval["default_with"] = configured.model_copy(update=changed)
         embed_ms: list[float] = []
         for start in range(0, len(asked), args.block):
             block = range(start, min(start + args.block, len(asked)))
@@ -99,11 +120,12 @@ def main() -> None:
                 memory.embeddings.embedder.embed([asked[n][0]], "query")
                 embed_ms.append((time.perf_counter() - t0) * 1000)
                 memory.embeddings.query(asked[n][0])
-            order = list(SIDES.items())
+            order = list(sides.items())
             if (start // args.block) % 2:
                 order.reverse()
             for side, (flags, shared) in order:
                 searcher_module.SearchReads = shared_reads if shared else (lambda: None)
+                memory.config.retrieval = retrieval[side]
                 try:
                     for i, n in enumerate(block):
                         text, scope = asked[n]
@@ -114,6 +136,7 @@ def main() -> None:
                         timings[side]["total_ms"].append(elapsed + embed_ms[firsts + i])
                 finally:
                     searcher_module.SearchReads = shared_reads
+                    memory.config.retrieval = configured
         engine = memory.embeddings.name
         memory.close()
         if server is not None:
@@ -136,6 +159,16 @@ def main() -> None:
         "shared_over_apart_excl_embedding": {"p50": ratio("default", "default_reading_apart", "excl_embedding_ms", 0.5),
                                              "p95": ratio("default", "default_reading_apart", "excl_embedding_ms", 0.95)},
     }
+    if changed is not None:
+        report["with"] = changed
+        report["with_over_vector_excl_embedding"] = {"p50": ratio("default_with", "vector", "excl_embedding_ms", 0.5),
+                                                     "p95": ratio("default_with", "vector", "excl_embedding_ms", 0.95)}
+        report["with_over_default_excl_embedding"] = {
+            "p50": ratio("default_with", "default", "excl_embedding_ms", 0.5),
+            "p95": ratio("default_with", "default", "excl_embedding_ms", 0.95)}
+        report["with_minus_default_ms"] = {
+            f"p{int(q * 100)}": round(pct(timings["default_with"]["excl_embedding_ms"], q)
+                                     - pct(timings["default"]["excl_embedding_ms"], q), 3) for q in (0.5, 0.95)}
     write_report(report, args.out)
 
 
