@@ -6,7 +6,9 @@ Case format (one scope a line)::
      "queries": [{"q": "我对什么药物过敏", "expect": ["青霉素"]}, ...]}
 
 Each case's memories are stored the way a user stores them — one ``add(text, infer=False)`` each, in
-a fresh user scope — and each question is searched in that scope; it is found at k when one of the
+a fresh user scope; a memory given as ``{"text", "created_at"}`` is stored as a message said at that
+time (a dated conversation: questions such as "what did I cook yesterday?" are read against it) — and
+each question is searched in that scope; it is found at k when one of the
 first k memories contains one of its ``expect`` strings. Modes: ``vector`` (no stage), ``default`` (the
 search a user gets without flags: the configured defaults) and ``full`` (keyword search and rerank).
 """
@@ -34,8 +36,19 @@ def load(path: str | Path) -> list[dict[str, Any]]:
         case = json.loads(line)
         if not isinstance(case.get("memories"), list) or not isinstance(case.get("queries"), list):
             raise ValueError(f"{path}:{number}: a case needs 'memories' and 'queries' lists")
+        if not all(isinstance(m, str) or (isinstance(m, dict) and isinstance(m.get("text"), str))
+                   for m in case["memories"]):
+            raise ValueError(f"{path}:{number}: each memory is a string or an object with a 'text'")
         cases.append(case)
     return cases
+
+
+def _message(item: str | dict[str, Any]) -> str | list[dict[str, Any]]:
+    """What ``add`` stores for a case's memory: its text, or a message said at its ``created_at``."""
+    if isinstance(item, str):
+        return item
+    said = {"created_at": item["created_at"]} if "created_at" in item else {}
+    return [{"role": "user", "content": item["text"], **said}]
 
 
 def run(memory: Memory, cases: list[dict[str, Any]], modes: tuple[str, ...] = tuple(MODES)) -> dict[str, Any]:
@@ -45,8 +58,8 @@ def run(memory: Memory, cases: list[dict[str, Any]], modes: tuple[str, ...] = tu
     scopes = {}
     for case in cases:
         scopes[case["id"]] = scope = f"multilingual-{case['id']}-{uuid.uuid4().hex[:6]}"
-        for text in case["memories"]:
-            memory.add(text, user_id=scope, infer=False)
+        for item in case["memories"]:
+            memory.add(_message(item), user_id=scope, infer=False)
     reports: dict[str, Any] = {"engine": memory.embeddings.name, "cases": len(cases),
                                "questions": sum(len(c["queries"]) for c in cases), "modes": {}}
     for mode in modes:

@@ -36,7 +36,7 @@ from memlane.core.logcontext import one_line, request_id
 from memlane.core.models import MemoryRecord, Message, text_hash
 from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
-from memlane.retrieval import about_answer, about_user, actors, context_terms, fusion, judge, timeline
+from memlane.retrieval import about_answer, about_user, actors, context_terms, fusion, judge, relative_time, timeline
 from memlane.retrieval.candidates import Candidate, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker, unchosen_reason
 from memlane.retrieval.searchable import SearchableStore
@@ -281,6 +281,10 @@ class Searcher:
             with trace.stage("actors", within="vector") as stage:
                 candidates, named, found = actors.join(vector_hits, query, where, candidates, pool)
                 stage.update(found)
+        if flags["keyword_search"] and settings.date_weight and relative_time.mentions(query.text):
+            with trace.stage("relative_time", within="vector") as stage:  # "last week": the scope's last week
+                stage.update(relative_time.resolve(query, as_of, lambda: next(
+                    (r.created_at for r in self.store.list(where, 1)), None)))
         if flags["keyword_search"] and settings.date_weight and query.windows:
             with trace.stage("dated", within="vector") as stage:
                 candidates, found = timeline.join(vector_hits, query, where, candidates, pool)
