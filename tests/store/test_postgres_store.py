@@ -255,9 +255,9 @@ def test_a_token_write_back_waits_for_an_update_in_progress_and_then_keeps_nothi
 
 
 def test_a_keyword_search_is_one_statement_with_the_scope_statistics_and_cosines(pg, hashing_embedder, monkeypatch):
-    """The keyword search sends one statement for its matches, their terms, their cosines and the scope's
-    statistics, and a second only for the records the search has not read yet (before: four, the
-    statistics, the cosines and the records apart); its answer is the one those statements gave."""
+    """The keyword search sends one statement for its matches, their BM25 scores (computed in SQL), their
+    cosines, the scope's statistics and the records (before: a second for the records the search had not
+    read yet, and four before that); its answer is the one those statements gave."""
     from memlane.core import filters as flt
     from memlane.store import SearchReads
 
@@ -281,7 +281,7 @@ def test_a_keyword_search_is_one_statement_with_the_scope_statistics_and_cosines
         again = store.keyword_search("tennis jazz", vector, where, 5, reads)
         warm = list(sent)
         monkeypatch.undo()
-    assert len(cold) == 2 and len(warm) == 1
+    assert len(cold) == 1 and len(warm) == 1
     assert [(r.id, s, c) for r, s, c in again] == [(r.id, s, c) for r, s, c in first]
     assert [r.text for r, _, _ in first][:4] == ["note 2 about tennis and jazz and jazz",
                                                  "note 5 about tennis and jazz and jazz",

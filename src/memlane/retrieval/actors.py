@@ -37,21 +37,36 @@ def name_forms(text: str) -> list[str]:
     return list(forms)
 
 
+def focus(text: str) -> flt.Node | None:
+    """The memories of the actors the words of ``text`` may name as one word (``name_forms``): what ``join``
+    searches, known before the candidates (a store may find them in the candidates' own pass:
+    ``Store.focused_search``); None for a text without words."""
+    forms = sorted(set(name_forms(text)))
+    return flt.Compare(flt.Field(column="actor_id"), "in", forms) if forms else None
+
+
 def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]], query: Query, where: flt.Node,
-         candidates: list[Candidate], pool: int) -> tuple[list[Candidate], set[str], dict[str, Any]]:
+         candidates: list[Candidate], pool: int,
+         focused: list[tuple[MemoryRecord, float]] | None = None) -> tuple[list[Candidate], set[str], dict[str, Any]]:
     """The pool with the named actors' nearest memories added (vector candidates, scored by cosine;
     ``search(vector, where, limit)`` is the vector search, cosines on the common scale).
     An actor is named when the query spells its id as one word (looked up in the store, so an actor
     outside the pool is found too) or, for ids of several words, when it is among the candidates'.
-    A pool in which no memory has an actor skips the lookup: the scope keeps no speakers."""
+    A pool in which no memory has an actor skips the lookup: the scope keeps no speakers. ``focused``: the
+    nearest ``pool`` memories of ``focus(query.text)`` found already (``Store.focused_search``), used
+    instead of a search when the candidates name no actor beyond those forms."""
     actors = {c.record.actor_id for c in candidates if c.record.actor_id}
     if not actors:  # memories without speakers (one user's notes): no second search to pay for
         return candidates, set(), {"actors": 0, "added": 0}
     present = {c.record.id for c in candidates}
     named = named_actors(query.text, actors)
-    names = sorted(set(name_forms(query.text)) | named)
+    forms = set(name_forms(query.text))
+    names = sorted(forms | named)
     scoped = flt.conjoin(where, flt.Compare(flt.Field(column="actor_id"), "in", names)) if names else None
-    hits = search(query.vector, scoped, pool) if scoped is not None else []
+    if focused is not None and named <= forms:  # the same search, done already
+        hits = focused
+    else:
+        hits = search(query.vector, scoped, pool) if scoped is not None else []
     named |= {record.actor_id for record, _ in hits if record.actor_id}
     added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
     merged = sorted(candidates + added, key=lambda c: -c.score)

@@ -42,6 +42,18 @@ class SearchableStore:
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
         return _kept(lambda k: self._store.search(query, where, k, threshold, reads), limit)
 
+    def focused_search(self, query: np.ndarray, where: flt.Node, focus: flt.Node, limit: int,
+                       reads: SearchReads | None = None
+                       ) -> tuple[list[tuple[MemoryRecord, float]], list[tuple[MemoryRecord, float]] | None]:
+        """``Store.focused_search``; when the rule removed a memory from a full list, ``search`` instead (which
+        asks for more) and no focus (the caller searches it, through ``search``)."""
+        near, focused = self._store.focused_search(query, where, focus, limit, reads)
+        kept = [hit for hit in near if hit[0].searchable]
+        kept_focused = None if focused is None else [hit for hit in focused if hit[0].searchable]
+        if (len(kept) < len(near) == limit) or (focused is not None and len(kept_focused) < len(focused) == limit):
+            return self.search(query, where, limit, None, reads), None
+        return kept, kept_focused
+
     def keyword_search(self, query: str | Query, vector: np.ndarray, where: flt.Node, limit: int,
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         return _kept(lambda k: self._store.keyword_search(query, vector, where, k, reads), limit)

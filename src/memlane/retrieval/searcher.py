@@ -220,6 +220,15 @@ class Searcher:
         common = self._common([cosine for _, cosine in hits])
         return [(record, similarity) for (record, _), similarity in zip(hits, common)]
 
+    def _focused_hits(self, vector: Any, where: flt.Node, focus: flt.Node, limit: int, reads: SearchReads
+                      ) -> tuple[list[tuple[MemoryRecord, float]], list[tuple[MemoryRecord, float]] | None]:
+        """``_vector_hits``, and those of ``focus`` too when the store finds them in the same pass
+        (``Store.focused_search``; None when it does not), cosines on the common scale."""
+        near, focused = self.store.focused_search(vector, where, focus, limit, reads)
+        common = self._common([cosine for _, cosine in near] + [cosine for _, cosine in focused or []])
+        scaled = [(record, similarity) for (record, _), similarity in zip(near + (focused or []), common)]
+        return scaled[:len(near)], None if focused is None else scaled[len(near):]
+
     def _keyword_hits(self, query: Query, where: flt.Node, limit: int,
                       reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
         """The store's keyword matches: (record, keyword share of the query, cosine on the common scale). A
@@ -274,12 +283,18 @@ class Searcher:
                 c.record = records[c.record.id]
             return kept
 
+        focused = None  # the actor focus's memories, when the store finds them with the candidates
         with trace.stage("candidates", within="vector", fatal=True):
-            candidates = [Candidate(r, s, score=s) for r, s in vector_hits(query.vector, where, pool)]
+            focus = actors.focus(query.text) if settings.actor_weight else None
+            if focus is None:
+                near = vector_hits(query.vector, where, pool)
+            else:
+                near, focused = self._focused_hits(query.vector, where, focus, pool, reads)
+            candidates = [Candidate(r, s, score=s) for r, s in near]
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                candidates, named, found = actors.join(vector_hits, query, where, candidates, pool)
+                candidates, named, found = actors.join(vector_hits, query, where, candidates, pool, focused)
                 stage.update(found)
         if flags["keyword_search"] and settings.date_weight and relative_time.mentions(query.text):
             with trace.stage("relative_time", within="vector") as stage:  # "last week": the scope's last week

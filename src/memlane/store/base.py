@@ -111,6 +111,12 @@ class Store(Protocol):
         read in part: ``SearchReads.whole``). A memory without a vector
         yet (an async add's provisional memory before a worker embeds it) is never among them."""
 
+    def focused_search(self, query: np.ndarray, where: Node, focus: Node, limit: int, reads: SearchReads | None = None
+                       ) -> tuple[list[tuple[MemoryRecord, float]], list[tuple[MemoryRecord, float]] | None]:
+        """``search(query, where, limit, None, reads)``, and the nearest ``limit`` memories of those ``focus`` admits
+        too when the store finds them in the same pass (PostgreSQL's exact scan: one statement for both);
+        None when it does not (the caller searches the focus itself, if it needs it)."""
+
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
         """The union of each query's ``k`` nearest matching memories (those with a vector), and the full
         (queries × memories) cosine matrix between them (reconciliation input)."""

@@ -40,6 +40,19 @@ def idf(n: int, df: int) -> float:
     return value if value > 0 else IDF_FLOOR
 
 
+def sql_idf(n: str, df: str) -> str:
+    """``idf`` as a SQL expression over the float8 SQL expressions ``n`` and ``df`` (a store computing
+    its scores where the data is: ``store/postgres.py``), from the same constants."""
+    value = f"ln(({n} - {df} + 0.5) / ({df} + 0.5))"
+    return f"(CASE WHEN {value} > 0 THEN {value} ELSE {IDF_FLOOR!r} END)"
+
+
+def sql_term(idf: str, tf: str, length: str, avgdl: str) -> str:
+    """One (memory, term) part of ``rank``'s score as a SQL expression: the term's ``idf``, its count ``tf``
+    in a memory of ``length`` terms, ``avgdl`` the scope's mean length (float8 SQL expressions)."""
+    return (f"({idf} * {K1 + 1!r} * {tf} / ({tf} + {K1!r} * ({1 - B!r} + {B!r} * {length} / {avgdl})))")
+
+
 def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float, limit: int,
          weights: Mapping[str, float] | None = None, terms: Iterable[str] | None = None) -> list[tuple[Hashable, float]]:
     """The best ``limit`` (key, score) pairs, score descending, then key ascending.
@@ -58,7 +71,7 @@ def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float, l
     # per term and per memory once, not per hit: a common term can hit thousands of memories
     factors = {term: idf(n, count) * (K1 + 1) * (1.0 if weights is None else weights.get(term, 0.0))
                for term, count in df.items()}
-    norms = {key: K1 * (1 - B + B * length / avgdl) for key, length in lengths.items()}
+    norms = {key: K1 * ((1 - B) + B * length / avgdl) for key, length in lengths.items()}
     scores = dict.fromkeys(lengths, 0.0)
     for key, _, term, tf in hits:
         scores[key] += factors[term] * tf / (tf + norms[key])

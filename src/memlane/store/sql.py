@@ -23,7 +23,7 @@ from memlane.core.errors import EmbedderMismatchError, MaintenanceBusyError, Mem
 from memlane.core.filters import MATCH_ALL, Node
 from memlane.core.models import HistoryRecord, MemoryRecord, MessageRecord
 from memlane.core.changes import EXPIRED, Embedded, Expiry
-from memlane.store.base import ChangeSet, Invalidate, ReembedItem, StoreInfo, Update
+from memlane.store.base import ChangeSet, Invalidate, ReembedItem, SearchReads, StoreInfo, Update
 from memlane.store.sql_dialect import Con
 from memlane.store.sql_filters import FilterCompiler
 from memlane.store.scope_counts import ScopeCount, scope_counts, scope_counts_sql
@@ -182,6 +182,11 @@ class SqlMemoryStore(SqlGraph, SqlJobs, SqlAddJournal, SqlProject):
     def bound_embedder(self) -> tuple[str | None, int | None]:
         rows = self._run(lambda con: self._meta(con, ("embedder", "dims")))
         return rows.get("embedder"), int(rows["dims"]) if rows.get("dims") else None
+
+    def focused_search(self, query: np.ndarray, where: Node, focus: Node, limit: int, reads: SearchReads | None = None
+                       ) -> tuple[list[tuple[MemoryRecord, float]], list[tuple[MemoryRecord, float]] | None]:
+        """``Store.focused_search``: here the search alone (a store answering both in one pass overrides it)."""
+        return self.search(query, where, limit, None, reads), None
 
     def _dims(self) -> int:
         if self.dims is None:
