@@ -29,6 +29,11 @@ Prints one JSON object (also written to ``--out``); progress goes to stderr. Run
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_server.py --out benchmarks/last_server.json
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_server.py --quick     # ~1 minute smoke run
+    # two sides of a comparison over one store, populated by the first run and reused by the next
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_server.py --home bench-home --workers 1 --unique-duration 0 \
+        --add-duration 0
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/bench_server.py --home bench-home --workers 1 --unique-duration 0 \
+        --add-duration 0 --search-flags '{"keyword_search": false}'
 """
 
 from __future__ import annotations
@@ -317,6 +322,28 @@ def populate(home: Path, memories: int, users: int, pool_size: int, seed: int) -
             "insert_s": round(insert_s, 1), "key": key}
 
 
+def prepared(home: Path, args: argparse.Namespace) -> tuple[dict, str]:
+    """The populated home's setup and an API key of its tenant: populated now, or reused when ``--home`` holds
+    one populated with the same parameters (its ``bench_setup.json``)."""
+    wanted = {"memories": args.memories, "users": args.users, "text_pool": args.text_pool, "seed": args.seed}
+    marker = home / "bench_setup.json"
+    if args.home is not None and marker.exists() and json.loads(marker.read_text())["params"] == wanted:
+        from memlane.hosting.keys import KeyStore
+
+        keys = KeyStore(home / "keys.db")
+        key, _ = keys.create("bench")
+        keys.close()
+        setup = {**json.loads(marker.read_text())["setup"], "reused": str(home)}
+        log(f"reusing the home populated in {home}")
+        return setup, key
+    home.mkdir(parents=True, exist_ok=True)
+    log(f"populating {args.memories:,} memories over {args.users} users ...")
+    setup = populate(home, args.memories, args.users, args.text_pool, args.seed)
+    key = setup.pop("key")
+    marker.write_text(json.dumps({"params": wanted, "setup": setup}))
+    return setup, key
+
+
 def stop_server(server: subprocess.Popen, timeout: float = 60) -> None:
     """Stop a server ``start_server`` started (its whole process group): SIGTERM, then SIGKILL after ``timeout``."""
     os.killpg(server.pid, signal.SIGTERM)
@@ -451,6 +478,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smoke run: 10k memories, short phases")
     parser.add_argument("--search-flags", type=json.loads, default={},
                         help='JSON added to every search body, e.g. \'{"keyword_search": false}\' (default: none)')
+    parser.add_argument("--home", type=Path,
+                        help="keep the populated home in this directory and reuse it when it holds one of the same "
+                             "--memories, --users, --text-pool and --seed (sides of a comparison then search one "
+                             "store, built once)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.loadgen:
@@ -460,14 +491,12 @@ def main() -> int:
         args.text_pool, args.wait_idle = 1000, 0
 
     result: dict = {"benchmark": "bench_server", "machine": machine_facts(), "targets": TARGETS,
-                    "params": {k: v for k, v in vars(args).items() if k not in ("loadgen", "out")}}
+                    "params": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("loadgen", "out")}}
     rng = random.Random(args.seed)
     queries = sentences(QUESTIONS, args.query_pool, rng)
     with tempfile.TemporaryDirectory(prefix="memlane-bench-server-") as tmp:
-        home = Path(tmp)
-        log(f"populating {args.memories:,} memories over {args.users} users ...")
-        setup = populate(home, args.memories, args.users, args.text_pool, args.seed)
-        key = setup.pop("key")
+        home = args.home or Path(tmp)
+        setup, key = prepared(home, args)
         result["setup"] = setup
         log(f"setup: {setup}")
         runs = {}

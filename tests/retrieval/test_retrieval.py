@@ -174,6 +174,26 @@ def test_only_turns_of_a_conversation_lend_each_other_score(first, second, lent)
     assert {c.record.id: c.score for c in ranked}["b"] == pytest.approx(0.5 if lent else 0.0)
 
 
+@pytest.mark.parametrize("first, second, query, reads_times", [
+    ({}, {}, "anything", False),  # notes of one user: no neighbours to lend, no date named
+    ({"actor": "Ana"}, {"actor": "Ana"}, "anything", False),  # one speaker's notes
+    ({}, {}, "what happened in May 2023?", True),  # a named date is looked for in every memory's time
+    ({"actor": "Ana"}, {"actor": "Bo"}, "anything", True),  # two speakers may be turns of a conversation
+    ({}, {"context": "the message it answers"}, "anything", True),  # a reply
+])
+def test_the_timeline_reads_the_times_only_of_a_pool_it_can_change(monkeypatch, first, second, query, reads_times):
+    read: list[str] = []
+    moment = timeline._moment
+    monkeypatch.setattr(timeline, "_moment", lambda text: read.append(text) or moment(text))
+    pool = [_candidate("a", 0.9, "2023-05-08T13:56:00+00:00", **first),
+            _candidate("b", 0.2, "2023-05-08T13:56:30+00:00", **second),
+            _candidate("c", 0.4, "2023-05-09T08:00:00+00:00", **first)]
+    ranked, info = timeline.apply(pool, Query(query), date_weight=0.3, neighbour_weight=0.5,
+                                  neighbour_gap_seconds=3600)
+    assert bool(read) is reads_times
+    if not reads_times:  # the pool's order and its min-max normalised scores, as when nothing is lent
+        assert [(c.record.id, c.score) for c in ranked] == [("a", 1.0), ("c", pytest.approx(2 / 7)), ("b", 0.0)]
+        assert info == {"neighbour_pairs": 0}
 TALK = [
     ("2023-05-08T13:56:00+00:00", "Ana: Have you picked a place for the team offsite yet?"),
     ("2023-05-08T13:56:01+00:00", "Bo: Yes, we booked a lodge by Lake Tahoe for the second week of June."),

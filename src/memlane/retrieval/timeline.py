@@ -57,6 +57,21 @@ def conversation_turns(a: Any, b: Any) -> bool:
     return bool(a.context or b.context or (a.actor_id and b.actor_id and a.actor_id != b.actor_id))
 
 
+def may_pair(candidates: list[Candidate]) -> bool:
+    """Whether any two of ``candidates`` may be turns of one conversation (``conversation_turns``): one
+    of them holds a ``context``, or two speakers are among them. Notes of one user, with no context and no
+    speaker, lend each other nothing, so the neighbour step reads none of their times."""
+    speakers: set[str] = set()
+    for c in candidates:
+        if c.record.context:
+            return True
+        if c.record.actor_id:
+            speakers.add(c.record.actor_id)
+            if len(speakers) > 1:
+                return True
+    return False
+
+
 def window_filter(windows: tuple[Window, ...]) -> flt.Node | None:
     """The filter of memories created inside any of ``windows`` (None for none)."""
     spans = [flt.conjoin(flt.Compare(flt.Field(column="created_at"), "gte", timeutil.canonical(start)),
@@ -88,19 +103,23 @@ def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neig
     info: dict[str, Any] = {}
     if not candidates:
         return candidates, info
-    times = [_moment(c.record.created_at) for c in candidates]
     scores = minmax(np.array([c.score for c in candidates]))
+    spans = query.windows if date_weight > 0 else ()
+    if neighbour_weight > 0 and not may_pair(candidates):
+        info["neighbour_pairs"] = 0  # no two candidates can be turns of a conversation: nothing to lend
+        neighbour_weight = 0.0
+    times = [_moment(c.record.created_at) for c in candidates] if spans or neighbour_weight > 0 else []
     if date_weight > 0:
-        spans = query.windows
         if spans:
             inside = np.array([t is not None and any(start <= t < end for start, end in spans) for t in times])
             scores = scores + date_weight * inside
             info["date_windows"], info["in_window"] = len(spans), int(inside.sum())
     if neighbour_weight > 0:
         scope = [(c.record.user_id or "", c.record.agent_id or "", c.record.run_id or "") for c in candidates]
-        seconds = np.array([t.timestamp() if t is not None else np.nan for t in times])
+        stamps = [t.timestamp() if t is not None else np.nan for t in times]
+        seconds = np.array(stamps)
         timed = np.array(sorted((i for i, t in enumerate(times) if t is not None),
-                                key=lambda i: (scope[i], seconds[i], candidates[i].record.id)), dtype=np.intp)
+                                key=lambda i: (scope[i], stamps[i], candidates[i].record.id)), dtype=np.intp)
         lent = np.zeros(len(candidates))
         pairs = 0
         if len(timed) > 1:
