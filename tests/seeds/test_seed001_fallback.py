@@ -102,20 +102,24 @@ def test_a_transient_store_failure_falls_back_to_the_standard_search(store, monk
     search answers, with the seed's fallback metadata."""
     memory, _, backend = store
     plain = memory.search("what food do I like?", user_id="alice", limit=3)
-    real_search = memory.store.search
     calls = []
 
-    def flaky(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 1:
-            if backend == "sqlite":
-                raise sqlite3.OperationalError("database is locked")
-            import psycopg
+    def flaky(real):
+        def call(*args, **kwargs):
+            calls.append(args)
+            if len(calls) == 1:
+                if backend == "sqlite":
+                    raise sqlite3.OperationalError("database is locked")
+                import psycopg
 
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-        return real_search(*args, **kwargs)
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return real(*args, **kwargs)
+        return call
 
-    monkeypatch.setattr(memory.store, "search", flaky)
+    # the vector step is the store's search, or its focused search (the candidates and a named speaker's in
+    # one pass, PostgreSQL); the standard search is the plain one
+    for name in ("search", "focused_search"):
+        monkeypatch.setattr(memory.store, name, flaky(getattr(memory.store, name)))
     found = memory.search("what food do I like?", user_id="alice", limit=3, keyword_search=True, rerank=True)
     assert [r["id"] for r in found["results"]] == [r["id"] for r in plain["results"]]
     assert "status" not in found and len(calls) == 2
