@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from memlane import Documents, Memory
+from memlane import Documents
 from memlane.core.errors import EmbedderMismatchError
 from memlane.documents.encoder_choice import kind_for, pages_language
+from support.document_fixtures import open_docs  # noqa: F401 (a fixture)
 
 ENGLISH = "The moon's gravity pulls the oceans towards it, which makes the tides rise and fall twice a day."
 ENGLISH_2 = "Knead the dough for ten minutes and let it rise in a warm place before baking the loaf."
@@ -35,25 +36,6 @@ EXPLICIT_MINILM = {"documents": {"encoder": {"provider": "local", "model": "all-
 ], ids=["english", "chinese", "german", "mixed", "no-text"])
 def test_the_language_of_the_first_pages_names_the_encoder(texts, language, kind):
     assert pages_language(texts) == language and kind_for(language) == kind
-
-
-@pytest.fixture
-def open_docs(backend, e5_embedder):
-    """Opens ``Documents`` (auto, or with a configuration's ``documents`` block) over one store, again and
-    again: a reopened one is a new process's view of the same store."""
-    store = backend()
-    opened = []
-
-    def open_(extra: dict | None = None) -> Documents:
-        memory = Memory({**store, **(extra or {})}, embedder=e5_embedder)
-        docs = Documents(memory=memory)
-        opened.append((memory, docs))
-        return docs
-
-    yield open_
-    for memory, docs in opened:
-        docs.close()
-        memory.close()
 
 
 @pytest.mark.parametrize("config, first_document, at_create, recorded", [

@@ -11,9 +11,10 @@ import asyncio
 
 import pytest
 
-from memlane import AsyncDocuments, Documents, Memory
+from memlane import AsyncDocuments, Documents
 from memlane.core.errors import InvalidInputError
 from memlane.documents.errors import CollectionChangedError, EncoderConflictError
+from support.document_fixtures import open_docs  # noqa: F401 (a fixture)
 
 ENGLISH = "The moon's gravity pulls the oceans towards it, which makes the tides rise and fall twice a day."
 ENGLISH_2 = "Knead the dough for ten minutes and let it rise in a warm place before baking the loaf."
@@ -25,24 +26,6 @@ E5 = "e5/"
 EXPLICIT_MINILM = {"documents": {"encoder": {"provider": "local", "model": "all-MiniLM-L6-v2"}}}
 #: an encoder service (never called here: nothing listens on port 9, the discard port)
 HTTP = {"documents": {"encoder": {"provider": "http", "url": "http://127.0.0.1:9/embed", "dims": 128}}}
-
-
-@pytest.fixture
-def open_docs(backend, e5_embedder):
-    """Opens ``Documents`` over one store, again and again (a reopened one: another process's view)."""
-    store = backend()
-    opened = []
-
-    def open_(extra: dict | None = None) -> Documents:
-        memory = Memory({**store, **(extra or {})}, embedder=e5_embedder)
-        docs = Documents(memory=memory)
-        opened.append((memory, docs))
-        return docs
-
-    yield open_
-    for memory, docs in opened:
-        docs.close()
-        memory.close()
 
 
 def state(docs: Documents) -> dict:

@@ -9,15 +9,9 @@ from memlane.retrieval import searcher as searcher_module
 from memlane.store.postgres import PostgresStore
 from memlane.store.sqlite import SQLiteStore
 from support.counting import built_records
+from support.turns import TWO_SPEAKER_TURNS
 
-#: two speakers whose turns share words, so the stages' candidates overlap
-TURNS = [("Caroline" if i % 2 else "Melanie", text) for i, text in enumerate([
-    "Melanie, where should we go camping this summer?", "I painted a sunrise over the lake last week",
-    "Caroline went to a support group for the first time", "We pitched our tent by the lake with the kids",
-    "The camping trip went wrong when it rained", "My painting class starts again in August",
-    "Caroline is researching adoption agencies", "Melanie runs to destress after work",
-    "Did you go camping with the kids again?", "I finished the sunrise painting for my mother",
-])]
+TURNS = TWO_SPEAKER_TURNS
 
 QUERIES = ["Where did Melanie go camping?", "What did Caroline research?", "When did Melanie paint a sunrise?",
            "What does Melanie do to destress?", "lake kids tent"]

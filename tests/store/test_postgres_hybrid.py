@@ -10,6 +10,8 @@ import pytest
 from memlane import Memory
 from memlane.store import bm25, postgres
 from memlane.store.sql import SqlMemoryStore
+from support.counting import sent_statements
+from support.turns import TWO_SPEAKER_TURNS
 
 #: (n memories, df holding the term, tf in the memory, its length, the scope's mean length): a rare and a
 #: common term, one in more than half the memories (the idf floor), in every memory, repeated, long, empty
@@ -40,14 +42,8 @@ def test_the_sql_bm25_is_the_python_one(pg, n, df, tf, length, avgdl):
 
 
 #: two speakers whose turns share words, so the candidates, the actor focus and the keyword matches overlap
-TURNS = [("Caroline" if i % 2 else "Melanie", text) for i, text in enumerate([
-    "Melanie, where should we go camping this summer?", "I painted a sunrise over the lake last week",
-    "Caroline went to a support group for the first time", "We pitched our tent by the lake with the kids",
-    "The camping trip went wrong when it rained", "My painting class starts again in August",
-    "Caroline is researching adoption agencies", "Melanie runs to destress after work",
-    "Did you go camping with the kids again?", "I finished the sunrise painting for my mother",
-    "Caroline and Melanie met at the lake", "Melanie's kids love the tent",
-])]
+TURNS = TWO_SPEAKER_TURNS + [("Melanie", "Caroline and Melanie met at the lake"),
+                             ("Caroline", "Melanie's kids love the tent")]
 QUERIES = ["Where did Melanie go camping?", "What did Caroline research?", "lake kids tent",
            "When did Caroline and Melanie meet?", "Who painted?"]
 
@@ -68,14 +64,7 @@ def test_a_default_search_is_two_statements_with_the_answers_of_separate_ones(pg
             return [[(h["id"], h["score"]) for h in memory.search(q, user_id="chat", limit=5)["results"]]
                     for q in QUERIES]
 
-        sent: list[str] = []
-        execute = psycopg.Connection.execute
-
-        def counting(self, query, params=None, **kwargs):
-            sent.append(str(query))
-            return execute(self, query, params, **kwargs)
-
-        monkeypatch.setattr(psycopg.Connection, "execute", counting)
+        sent = sent_statements(monkeypatch)
         answer = memory.search("Where did Melanie go camping?", user_id="chat", limit=5, keyword_search=True)
         monkeypatch.undo()
         together = answers()

@@ -10,6 +10,7 @@ from memlane import ConfigError, Memory
 from memlane.core.errors import StoreError
 from memlane.core.models import NewMemory
 from memlane.store import postgres_schema
+from support.counting import sent_statements
 
 
 def test_tenants_share_tables_but_never_rows(pg, embedder):
@@ -267,14 +268,7 @@ def test_a_keyword_search_is_one_statement_with_the_scope_statistics_and_cosines
                       + [NewMemory(text="tennis and jazz elsewhere", user_id="other")])
         store, vector = memory.store, hashing_embedder.embed(["tennis jazz"], "query")[0]
         where = flt.Compare(flt.Field(column="user_id"), "eq", "u")
-        sent: list[str] = []
-        execute = psycopg.Connection.execute
-
-        def counting(self, query, params=None, **kwargs):
-            sent.append(str(query))
-            return execute(self, query, params, **kwargs)
-
-        monkeypatch.setattr(psycopg.Connection, "execute", counting)
+        sent = sent_statements(monkeypatch)
         reads = SearchReads()
         first = store.keyword_search("tennis jazz", vector, where, 5, reads)
         cold, sent[:] = list(sent), []
@@ -298,19 +292,12 @@ def test_a_warm_search_is_one_round_trip(pg, hashing_embedder, monkeypatch, exac
     schema = pg.fresh_schema()
     with Memory(pg.config(schema, exact_search_limit=exact_search_limit), embedder=hashing_embedder) as memory:
         memory.insert([NewMemory(text=f"note {i} about tennis and jazz", user_id="u") for i in range(30)])
-        sent: list[str] = []
-        execute = psycopg.Connection.execute
-
-        def counting(self, query, params=None, **kwargs):
-            sent.append(str(query))
-            return execute(self, query, params, **kwargs)
-
         def statements(search) -> list[str]:
             sent.clear()
             assert len(search()["results"]) == 5
             return list(sent)
 
-        monkeypatch.setattr(psycopg.Connection, "execute", counting)
+        sent = sent_statements(monkeypatch)
         first = statements(lambda: memory.search("tennis", user_id="u", limit=5, keyword_search=False))
         warm = statements(lambda: memory.search("jazz", user_id="u", limit=5, keyword_search=False))
         memory.add("another note about tennis", user_id="u", infer=False)

@@ -31,3 +31,19 @@ def built_records(monkeypatch, store_class) -> list[str]:
 
     monkeypatch.setattr(store_class, "_record", counting)
     return built
+
+
+def sent_statements(monkeypatch) -> list[str]:
+    """A list that receives the text of every statement a psycopg connection executes, until
+    ``monkeypatch`` undoes it (its ``undo()`` stops the counting early)."""
+    import psycopg
+
+    sent: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def counting(self, query, params=None, **kwargs):
+        sent.append(str(query))
+        return execute(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counting)
+    return sent

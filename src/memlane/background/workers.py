@@ -146,6 +146,8 @@ class Workers:
         """A thread's loop: claim a job (of ``kinds``, else of any kind), run it, claim again."""
         worker = f"{self.host}:{threading.current_thread().name}:{uuid.uuid4().hex[:8]}"
         while not self._stop.is_set():
+            if kinds:  # cleared before the claim: a job queued after it sets it again, and the wait returns at once
+                self._quick_wake.clear()
             try:
                 claimed = self._claim(worker, kinds)
             except StoreUnavailableError as exc:  # the database is away (its pool logged it once): the next poll
@@ -157,7 +159,6 @@ class Workers:
             if claimed is None:
                 if kinds:
                     self._quick_wake.wait(self.settings.poll_seconds)
-                    self._quick_wake.clear()
                     continue
                 self._housekeeping()
                 self._sleep()
