@@ -229,10 +229,10 @@ class Documents(Closing):
         for _ in range(REENCODE_ATTEMPTS):
             collection = self._collection(name)
             records = self.store.collection_pages(collection.name)
-            if asked is None and not records:  # auto without pages: its first upsert chooses, as for a new one
-                return {**_collection_out(collection), "reencoded_pages": 0, "previous_encoder": collection.encoder}
-            target = self.encoders.for_option(asked) or self.encoders.for_pages([r.text or "" for r in records])
-            if collection.encoder == target.name:
+            # auto without pages: its first upsert chooses, as for a new one
+            target = (None if asked is None and not records else
+                      self.encoders.for_option(asked) or self.encoders.for_pages([r.text or "" for r in records]))
+            if target is None or collection.encoder == target.name:
                 return {**_collection_out(collection), "reencoded_pages": 0, "previous_encoder": collection.encoder}
             index = self._index_of(target)
             pages = [ingest.PageInput(r.page_number, r.text or "", r.image) for r in records]

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -89,9 +89,11 @@ def _words() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[int, ...]]]:
             {first: tuple(sorted(sizes, reverse=True)) for first, sizes in starts.items()})
 
 
-def _hits(text: str) -> list[tuple[int, int, str]]:
+@lru_cache(maxsize=256)
+def _hits(text: str) -> tuple[tuple[int, int, str], ...]:
     """Where ``text`` holds time words: (start, end, word). A word of a spaced script is a whole word, in
-    any case (but ``_LOWER_NOT_TIME`` lower-cased); in CJK text, the longest time word at each place, left to right."""
+    any case (but ``_LOWER_NOT_TIME`` lower-cased); in CJK text, the longest time word at each place, left to right.
+    Kept for the last questions: the searcher's gate, ``resolve`` and ``windows`` ask it of the same text."""
     words, starts = _words()
     hits = []
     for m in _WORD.finditer(text):
@@ -106,7 +108,7 @@ def _hits(text: str) -> list[tuple[int, int, str]]:
             if size:
                 hits.append((m.start() + i, m.start() + i + size, word[i:i + size]))
             i += size or 1
-    return hits
+    return tuple(hits)
 
 
 def mentions(text: str) -> bool:
