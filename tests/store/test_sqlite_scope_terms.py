@@ -23,7 +23,9 @@ def memory(tmp_path_factory):
     from memlane.embeddings.hashing import HashingEmbedder
 
     path = tmp_path_factory.mktemp("scope_terms") / "m.db"
-    with Memory(sqlite_config(path), embedder=HashingEmbedder()) as memory:
+    config = sqlite_config(path)
+    config["vector_store"]["config"]["scope_cache_rows"] = 0  # each search reads (test_sqlite_scope_cache.py: kept)
+    with Memory(config, embedder=HashingEmbedder()) as memory:
         for u in range(SMALL_USERS):
             memory.add([{"role": "user", "content": f"User {u} talked about {TOPICS[(u + k) % len(TOPICS)]}"}
                         for k in range(3)], user_id=f"u{u}", infer=False)

@@ -29,6 +29,7 @@ weighted or RRF fusion. Runs as a step of the hybrid stage (``searcher.py``). Me
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -41,6 +42,7 @@ from memlane.core.models import MemoryRecord
 from memlane.core.query import Query, Window
 from memlane.retrieval.candidates import Candidate, minmax
 
+@functools.lru_cache(maxsize=65536)  # a conversation's candidates come back search after search
 def _moment(text: str | None) -> datetime | None:
     if not text:
         return None

@@ -34,6 +34,8 @@ class SQLiteStoreConfig(BaseModel):
     embedding_model_dims: Optional[int] = Field(None, ge=1, description="checked against the embedder")
     vector_dtype: Literal["float32", "float16"] = "float32"
     busy_timeout: float = Field(30.0, gt=0, description="seconds to wait for another writer")
+    scope_cache_rows: int = Field(100_000, ge=0, description="rows of the scopes searched more than once whose "
+                                  "keyword postings are kept in memory until the next write (0: none)")
     synchronous: Literal["normal", "full"] = Field(
         "normal", description="when a commit is on the disk (docs/storage.md, Durability): 'normal' (WAL; an "
                               "acknowledged write survives a crash of the process, the last ones may be lost on "
@@ -246,7 +248,7 @@ def _sqlite_store(config: MemoryConfig, dims: int | None, tenant: str | None, *,
     tenant = tenant_name(tenant or DEFAULT_TENANT)
     path = sqlite_path(sqlite, config.history_db_path, tenant, home)
     store = SQLiteStore(path, vector_dtype=sqlite.vector_dtype, busy_timeout=sqlite.busy_timeout,
-                        synchronous=sqlite.synchronous)
+                        synchronous=sqlite.synchronous, scope_cache_rows=sqlite.scope_cache_rows)
     store.project_name = tenant  # the file is the tenant's: its rows carry no tenant
     return store
 

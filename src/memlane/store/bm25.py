@@ -24,7 +24,6 @@ then weigh what a keyword match is worth, instead of stretching the pool's best 
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
@@ -75,7 +74,9 @@ def rank(hits: Iterable[tuple[Hashable, int, str, int]], n: int, avgdl: float, l
     scores = dict.fromkeys(lengths, 0.0)
     for key, _, term, tf in hits:
         scores[key] += factors[term] * tf / (tf + norms[key])
-    best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+    order = sorted(scores)  # key ascending, then (a stable sort) score descending: the ties' rule, keyed in C
+    order.sort(key=scores.__getitem__, reverse=True)
+    best = [(key, scores[key]) for key in order[:limit]]
     if terms is None:
         return best
     whole = ideal(terms, df, n, weights)

@@ -35,6 +35,7 @@ from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, ad
 from memlane.store.sql_dialect import T
 from memlane.store.sqlite_filters import JSON_FUNCTION, NOW_SQL, SqliteFilterCompiler
 from memlane.store.sqlite_matrix import VectorMatrix
+from memlane.store.sqlite_scope_cache import ScopeCache, ScopeEntry
 from memlane.store.sqlite_schema import migrate
 
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call (a tenth of a bulk insert's time)
@@ -47,6 +48,8 @@ SYNCHRONOUS = {"normal": 1, "full": 2}
 RANKED_COLUMNS = "m.id, m.created_at, m.user_id, m.agent_id, m.run_id, m.actor_id, m.metadata, m.context"
 #: ``SearchReads.scans`` key of the RANKED_COLUMNS a small scope's scan read, by rowid
 RANKED = "ranked"
+#: ``SearchReads.scans`` key of what is kept of the searched scope between searches (``ScopeEntry``: its records)
+KEPT = "kept"
 #: a scope that admitted at most this many times a search's ``limit`` rows when last scanned is scanned with
 #: its rows' RANKED_COLUMNS: most of its rows become candidates, and reading their records by rowid again
 #: visits every row twice (100k memories, 100-row scopes, 1.4x the scan's time; the extra columns cost the
@@ -63,6 +66,9 @@ SCOPE_TERMS = "SELECT id, c0 FROM memories_fts_content WHERE id IN (SELECT value
 #: memories, 100-row scopes, the benchmark's questions: 0.38 ms per scope read vs 1.09 ms per MATCH, both
 #: then counted by ``term_hits``); in a file of a few scopes the doclists are short and a MATCH is cheaper
 SCOPE_TERMS_SHARE = 0.01
+
+#: rows of scopes searched again whose postings and ranking records are kept (``sqlite_scope_cache``; ~1 KB each)
+SCOPE_CACHE_ROWS = 100_000
 
 #: Entries of the ``memory_changes`` log kept: a matrix further behind than that reads every vector again.
 CHANGE_LOG_KEEP = 10_000
@@ -174,7 +180,7 @@ class SQLiteStore(SqlMemoryStore):
                     " WHERE r.rowid = memories.rowid)")
 
     def __init__(self, path: str | Path, *, vector_dtype: str = "float32", busy_timeout: float = 30.0,
-                 synchronous: str = "normal"):
+                 synchronous: str = "normal", scope_cache_rows: int = SCOPE_CACHE_ROWS):
         history_scope = SqliteFilterCompiler(columns={c: c for c in SCOPE_COLUMNS}, documents={})
         super().__init__("default", _COMPILER, history_scope,
                          SqliteFilterCompiler(columns={c: c for c in MESSAGE_COLUMNS}, documents={}))
@@ -198,6 +204,7 @@ class SQLiteStore(SqlMemoryStore):
         self.dtype = vectors.DTYPES[self._run(lambda con: self._meta(con, ("vector_dtype",)))["vector_dtype"]]
         self._matrix = VectorMatrix(self._connect, self._dims, self.dtype)
         self._keyword_stats = keyword_stats.ScopeStats()
+        self._scopes = ScopeCache(scope_cache_rows)
         #: rows each scope filter admitted when a search last scanned it (``SMALL_SCOPE``; a hint, never a result)
         self._scope_sizes: dict[tuple, int] = {}
 
@@ -403,24 +410,37 @@ class SQLiteStore(SqlMemoryStore):
         """The records of ``rowids`` with what ranking reads of them (``SearchReads``: a search's 100-odd
         candidates, of which it returns ten), named in ``reads.partial``; ``reads.whole`` reads the rest.
         Rows a small scope's scan read them of (``search``) are not read again."""
-        scanned = reads.scans.get(RANKED, {})
+        if reads.read_whole is None:
+            reads.read_whole = lambda keys: self._run(lambda con: self._records_by_rowid(con, keys))
+        entry: ScopeEntry | None = reads.scans.get(KEPT)
+        kept = entry.records if entry is not None else {}
+        found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
+        if entry is not None and len(found) == len(kept):  # the whole kept scope (a small one's candidates)
+            reads.partial.update(entry.ids)
+        else:
+            reads.partial.update((record.id, rowid) for rowid, record in found.items())
+        if len(found) < len(rowids):
+            read = self._ranking_rows(con, [rowid for rowid in rowids if rowid not in found], reads)
+            reads.partial.update((record.id, rowid) for rowid, record in read.items())
+            found.update(read)
+        return found
+
+    def _ranking_rows(self, con: sqlite3.Connection, rowids: list[int],
+                      reads: SearchReads | None) -> dict[int, MemoryRecord]:
+        """The ranking records of ``rowids`` (``_ranked_records``): from a small scope's scan, else read."""
+        scanned = reads.scans.get(RANKED, {}) if reads is not None else {}
         rows = [(rowid, *scanned[rowid]) for rowid in rowids if rowid in scanned]
         unread = [rowid for rowid in rowids if rowid not in scanned]
         if unread:
             rows += con.execute(f"SELECT m.rowid, {RANKED_COLUMNS} FROM memories m"
                                 " WHERE m.rowid IN (SELECT value FROM json_each(?))", (json.dumps(unread),)).fetchall()
-        if reads.read_whole is None:
-            reads.read_whole = lambda keys: self._run(lambda con: self._records_by_rowid(con, keys))
-        found = {}
-        for rowid, memory_id, created_at, user_id, agent_id, run_id, actor_id, metadata, context in rows:
-            # ranking reads of the metadata only whether the memory is kept out of search (``searchable``):
-            # a document not naming that key is not decoded (a tenth of a hybrid search's time)
-            found[rowid] = MemoryRecord(memory_id, "", "", created_at, "", user_id=user_id, agent_id=agent_id,
-                                        run_id=run_id, actor_id=actor_id,
-                                        metadata=self._json_out(metadata) if SEARCHABLE in metadata else {},
-                                        context=context)
-            reads.partial[memory_id] = rowid
-        return found
+        json_out = self._json_out
+        # ranking reads of the metadata only whether the memory is kept out of search (``searchable``): a document
+        # not naming that key is not decoded (a tenth of a hybrid search's time)
+        return {rowid: MemoryRecord(memory_id, "", "", created_at, "", user_id=user_id, agent_id=agent_id,
+                                    run_id=run_id, actor_id=actor_id,
+                                    metadata=json_out(metadata) if SEARCHABLE in metadata else {}, context=context)
+                for rowid, memory_id, created_at, user_id, agent_id, run_id, actor_id, metadata, context in rows}
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
@@ -429,8 +449,12 @@ class SQLiteStore(SqlMemoryStore):
         with self._snapshot() as con:
             if scope_ids(where):
                 key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
+                generation = keyword_stats.current_generation(con) if key is not None else None
+                kept = self._scopes.get(generation, key) if key is not None else None
+                if kept is not None:  # searched before in this generation: its ranking records are kept
+                    reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
                 size = self._scope_sizes.get(key) if key is not None else None
-                ranked = size is not None and size <= SMALL_SCOPE * limit
+                ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
                 admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
                                        f" FROM memories m WHERE {sql}", params).fetchall()
                 if key is not None:
@@ -439,7 +463,7 @@ class SQLiteStore(SqlMemoryStore):
                     self._scope_sizes[key] = len(admitted)
                     if ranked:
                         reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
-                scan = self._keep_scan(con, reads, key, admitted, query)
+                scan = self._keep_scan(reads, key, generation, admitted, query, kept)
                 rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
                 if not rows:
                     return []
@@ -448,7 +472,7 @@ class SQLiteStore(SqlMemoryStore):
                 if scan is not None:
                     scan.rowids, scan.scores = rowids, scores
                 best = vectors.top_k(scores, limit, threshold)
-                hits = [(int(rowids[i]), float(scores[i])) for i in best]
+                hits = list(zip(rowids[best].tolist(), scores[best].tolist()))
             else:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
             records = self._records_by_rowid(con, [rowid for rowid, _ in hits], reads)
@@ -466,42 +490,92 @@ class SQLiteStore(SqlMemoryStore):
         if expression is None:
             return []
         sql, params = _COMPILER.compile(where)
+        scan = self._kept_scan(reads, sql, params)
+        if scan is not None:  # in memory, in the snapshot of this search's vector scan: no statement at all
+            return self._ranked_matches(None, scan, scan.kept.hits(terms), scan.stats(), terms, vector, limit, reads)
         with self._snapshot() as con:
             scan = self._scan_of(con, reads, sql, params)
-            if scan is not None and self._reads_scope_terms(con, len(scan.rows), limit):
-                lengths = scan.lengths()
-                rows = [(rowid, lengths[rowid], indexed) for rowid, indexed in con.execute(
-                    SCOPE_TERMS, (json.dumps(list(lengths)),))]
+            kept = self._scope_entry(con, scan, sql, params, limit, reads)
+            if kept is not None:  # every admitted row's terms at hand: read now
+                hits = kept.hits(terms)
             elif scan is not None:  # the vector search read the rows the filter admits: no join, no count
                 lengths = scan.lengths()
-                rows = [(rowid, lengths[rowid], indexed) for rowid, indexed in con.execute(
+                hits = list(term_hits([(rowid, lengths[rowid], indexed) for rowid, indexed in con.execute(
                     "SELECT rowid, terms FROM memories_fts WHERE memories_fts MATCH ?", (expression,))
-                    if rowid in lengths]
+                    if rowid in lengths], terms))
             else:
-                rows = con.execute(
+                hits = list(term_hits(con.execute(
                     # CROSS JOIN keeps FTS5 the outer loop: with memories outside (the planner's choice for
                     # a scope index) FTS5 would evaluate the MATCH again for every row of the scope
                     "SELECT m.rowid, m.nterms, memories_fts.terms FROM memories_fts CROSS JOIN memories m"
                     f" ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {sql}",
                     (expression, *params),
-                ).fetchall()
-            if not rows:
+                ).fetchall(), terms))
+            if not hits:
                 return []
-            n, avgdl = scan.stats() if scan is not None else self._keyword_stats.get(
+            stats = scan.stats() if scan is not None else self._keyword_stats.get(
                 con, sql, params, covering=lambda: self._lengths_index_pays(con, where))
-            best = bm25.rank(term_hits(rows, terms), n, avgdl, limit, terms=terms)
-            rowids = [rowid for rowid, _ in best]
-            records = self._records_by_rowid(con, rowids, reads)
-            cosines = scan.cosines(vector) if scan is not None else {}
-            unscored = [rowid for rowid in rowids if rowid not in cosines]
-            blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
-                                     (json.dumps(unscored),)).fetchall()) if unscored else {}
+            return self._ranked_matches(con, scan, hits, stats, terms, vector, limit, reads)
+
+    def _ranked_matches(self, con: sqlite3.Connection | None, scan: keyword_stats.ScopeScan | None,
+                        hits: list[tuple[int, int, str, int]], stats: tuple[int, float], terms: list[str],
+                        vector: np.ndarray, limit: int, reads: SearchReads | None
+                        ) -> list[tuple[MemoryRecord, float, float | None]]:
+        """The best ``limit`` keyword matches of ``hits`` by BM25 over ``stats`` (N, avgdl), with their records and
+        cosines: read in ``con``'s snapshot, or (``con`` None) all from ``scan`` and what is kept of its scope."""
+        if not hits:
+            return []
+        best = bm25.rank(hits, *stats, limit, terms=terms)
+        rowids = [rowid for rowid, _ in best]
+        cosines = scan.cosines(vector) if scan is not None else {}
+        if con is None:  # the kept scope holds every admitted row's record; one without a cosine has no vector
+            records = reads.of(rowids, lambda missing: self._run(lambda c: self._ranked_records(c, missing, reads)))
+            return [(records[rowid], score, cosines.get(rowid)) for rowid, score in best if rowid in records]
+        records = self._records_by_rowid(con, rowids, reads)
+        unscored = [rowid for rowid in rowids if rowid not in cosines]
+        blobs = dict(con.execute("SELECT rowid, vector FROM memories WHERE rowid IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(unscored),)).fetchall()) if unscored else {}
         best = [(rowid, score) for rowid, score in best if rowid in records]
         embedded = [rowid for rowid, _ in best if blobs.get(rowid)]  # a memory not embedded yet has no cosine
         if embedded:
             cosines = {**cosines, **dict(zip(embedded, (vectors.from_blobs(
                 [blobs[rowid] for rowid in embedded], self._dims(), self.dtype) @ vector).tolist()))}
         return [(records[rowid], score, cosines.get(rowid)) for rowid, score in best]
+
+    @staticmethod
+    def _kept_scan(reads: SearchReads | None, sql: str, params: list) -> keyword_stats.ScopeScan | None:
+        """This search's vector scan of the filter ``sql`` compiles to, when what is kept of its scope came with it."""
+        key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
+        scan = reads.scans.get(key) if key is not None else None
+        return scan if scan is not None and scan.kept is not None and scan.rowids is not None else None
+
+    def _scope_entry(self, con: sqlite3.Connection, scan: keyword_stats.ScopeScan | None, sql: str, params: list,
+                     limit: int, reads: SearchReads) -> ScopeEntry | None:
+        """Every admitted row's indexed terms for the keyword search after this search's vector scan (``scan``):
+        kept by an earlier search of this write generation (``sqlite_scope_cache``), or read now (the FTS5
+        table's store of them) when the scope is small (``_reads_scope_terms``) or searched a second time, and
+        kept with the rows' ranking records when they fit. None: a MATCH reads the matches instead."""
+        if scan is None or (key := keyword_stats.ScopeScan.key(sql, params)) is None:
+            return None
+        if scan.kept is not None:
+            return scan.kept
+        rows = len(scan.rows)
+        if not self._reads_scope_terms(con, rows, limit) and not self._scopes.wanted(scan.generation, key, rows):
+            return None
+        lengths = scan.lengths()
+        rowids = list(lengths)
+        texts = con.execute(SCOPE_TERMS, (json.dumps(rowids),)).fetchall()
+        if not self._scopes.fits(scan.generation, rows):
+            return ScopeEntry(lengths, texts, {})  # this search's alone
+        # the candidates' ranking records this search built are the scope's (most of a small scope's rows)
+        records = {rowid: record for rowid, record in reads.records.items()
+                   if rowid in lengths and record.id in reads.partial}
+        missing = [rowid for rowid in rowids if rowid not in records]
+        if missing:
+            records.update(self._ranking_rows(con, missing, reads))
+        entry = ScopeEntry(lengths, texts, records)
+        self._scopes.put(scan.generation, key, entry)
+        return entry
 
     @staticmethod
     def _reads_scope_terms(con: sqlite3.Connection, rows: int, limit: int) -> bool:
@@ -514,13 +588,42 @@ class SQLiteStore(SqlMemoryStore):
         return rows <= SCOPE_TERMS_SHARE * top
 
     @staticmethod
-    def _keep_scan(con: sqlite3.Connection, reads: SearchReads | None, key: tuple | None, admitted: list[tuple],
-                   vector: np.ndarray) -> keyword_stats.ScopeScan | None:
+    def _keep_scan(reads: SearchReads | None, key: tuple | None, generation: str | None, admitted: list[tuple],
+                   vector: np.ndarray, kept: ScopeEntry | None) -> keyword_stats.ScopeScan | None:
         """Keep a scoped vector search's read of the rows its filter (``key``) admits for the keyword stage."""
         if reads is None or key is None:
             return None
-        scan = reads.scans[key] = keyword_stats.ScopeScan(keyword_stats.current_generation(con), admitted, vector)
+        scan = reads.scans[key] = keyword_stats.ScopeScan(generation, admitted, vector, kept)
         return scan
+
+    def focused_search(self, query: np.ndarray, where: Node, focus: Node, limit: int, reads: SearchReads | None = None
+                       ) -> tuple[list[tuple[MemoryRecord, float]], list[tuple[MemoryRecord, float]] | None]:
+        """``Store.focused_search``: the search, and the focus from its own scan when the scope is kept
+        (``sqlite_scope_cache``: every row's speaker known) and ``focus`` picks speakers (``actors.focus``)."""
+        near = self.search(query, where, limit, None, reads)
+        return near, self._focused_in_scan(where, focus, limit, reads)
+
+    def _focused_in_scan(self, where: Node, focus: Node, limit: int,
+                         reads: SearchReads | None) -> list[tuple[MemoryRecord, float]] | None:
+        """The nearest ``limit`` rows of ``where`` whose ``actor_id`` is in ``focus`` (an ``actor_id IN`` filter),
+        from the cosines the scan of ``where`` computed: what a search of both filters finds (ties in the same
+        order), without a second scan. None when the scan or the scope's speakers are not at hand."""
+        if reads is None or not (isinstance(focus, Compare) and focus.field.column == "actor_id"
+                                 and not focus.field.path and focus.op == "in" and None not in focus.value):
+            return None
+        key = keyword_stats.ScopeScan.key(*_COMPILER.compile(where))
+        scan = reads.scans.get(key) if key is not None else None
+        if scan is None or scan.kept is None or scan.rowids is None:
+            return None
+        speakers = scan.kept.rows_of(focus.value)
+        if not len(speakers):
+            return []
+        positions = np.flatnonzero(np.isin(scan.rowids, speakers))
+        best = positions[vectors.top_k(scan.scores[positions], limit)]
+        rowids = scan.rowids[best].tolist()
+        records = reads.of(rowids, lambda missing: self._run(lambda con: self._ranked_records(con, missing, reads)))
+        return [(records[rowid], float(score)) for rowid, score in zip(rowids, scan.scores[best].tolist())
+                if rowid in records]
 
     @staticmethod
     def _scan_of(con: sqlite3.Connection, reads: SearchReads | None, sql: str,

@@ -45,13 +45,15 @@ class ScopeScan:
     lengths (so N and avgdl, and no join to filter the keyword matches), and the cosines of those with a
     vector to ``vector``. Valid only in a snapshot of the same write ``generation``."""
 
-    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "_lengths", "_cosines")
+    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "kept", "_lengths", "_cosines")
 
-    def __init__(self, generation: str | None, rows: list[tuple], vector: Any):
+    def __init__(self, generation: str | None, rows: list[tuple], vector: Any, kept: Any = None):
         self.generation, self.rows, self.vector = generation, rows, vector
         self.rowids: Any = None  # the rows with a vector and their cosines (numpy), set by the vector search
         self.scores: Any = None
-        self._lengths: dict[int, int] | None = None
+        #: what is kept of the scope between searches, when it is (``sqlite_scope_cache.ScopeEntry``)
+        self.kept = kept
+        self._lengths: dict[int, int] | None = None if kept is None else kept.lengths
         self._cosines: dict[int, float] | None = None
 
     @staticmethod

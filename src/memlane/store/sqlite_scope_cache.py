@@ -1,0 +1,144 @@
+"""What the hybrid search reads of a scope, kept between searches (SQLite) until the store is written:
+the rows' indexed terms, each query term's postings once counted, and the records ranking reads.
+
+Each hybrid search of a scope reads every admitted row's indexed terms (a small scope) or walks the
+FTS5 doclists of the query's terms over the whole file (a large one), then splits each matched row
+into tokens to count the query's terms, and reads the hundred candidates' records: most of what a
+hybrid search costs beyond a vector search. A scope searched again before anything is written (agents
+ask their conversation many questions between two turns) finds them here instead:
+
+- the rows' FTS5 texts, and for each query term met so far its postings (rowid, tf), counted in the
+  first ``nterms`` tokens of each row exactly as ``sqlite.term_hits`` counts them, so the BM25 scores
+  are the same to the last bit;
+- the rows' records as ranking reads them (``SearchReads``: id, time, scope ids, speaker, context,
+  ``searchable``; never returned to a caller, who gets the record read whole, and never changed), so
+  the vector scan reads only what a vector search reads (rowid, vector, length) and builds no record;
+- the rows of each speaker, so the actor focus is ranked from the scan's own cosines.
+
+Validity is the store's write generation (``sqlite_keyword_stats``: raised by every write
+transaction of any connection or process, read inside the search's own read transaction), so
+an entry is only ever used in a snapshot of the generation it was read in; a new generation
+drops them all. A small scope's entry is made by its first hybrid search, which reads every row's
+terms anyway; a large scope's by its second in one generation (a large scope searched once between
+writes pays nothing extra). At most ``budget`` rows are kept, least recently used dropped first
+(``vector_store.config.scope_cache_rows``; 0 keeps none).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+import numpy as np
+
+from memlane.core.models import MemoryRecord
+
+#: scopes keyword-searched once in the current generation remembered (their second search makes their entry)
+SEEN_KEPT = 8192
+#: an entry forgets the postings it counted when it holds more than this many terms per row (a flood of
+#: distinct query words cannot grow it without bound)
+TERMS_PER_ROW = 8
+
+
+class ScopeEntry:
+    """One scope's rows: ``hits(terms)`` gives ``term_hits``' rows, ``records`` the rows' records as ranking
+    reads them (by rowid), ``rows_of(actors)`` the rows of speakers. Shared by concurrent searches: a
+    term's postings are counted once and only ever added."""
+
+    __slots__ = ("lengths", "texts", "records", "ids", "_postings", "_speakers")
+
+    def __init__(self, lengths: dict[int, int], texts: list[tuple[int, str]], records: dict[int, MemoryRecord]):
+        self.lengths, self.texts, self.records = lengths, texts, records
+        self.ids = {record.id: rowid for rowid, record in records.items()}  # ``SearchReads.partial``'s entries
+        self._postings: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._speakers: dict[str, list[int]] | None = None
+
+    def hits(self, terms: list[str]) -> list[tuple[int, int, str, int]]:
+        """(rowid, length, term, tf) for each query term a row holds (``bm25.rank``'s input)."""
+        lengths, found = self.lengths, []
+        for term in terms:
+            posting = self._postings.get(term)
+            if posting is None:
+                posting = self._count(term)
+            found += [(rowid, lengths[rowid], term, tf) for rowid, tf in posting]
+        return found
+
+    def _count(self, term: str) -> tuple[tuple[int, int], ...]:
+        """The rows holding ``term`` in their first ``nterms`` tokens, with its count (``term_hits``' rule)."""
+        lengths = self.lengths
+        posting = tuple((rowid, tf) for rowid, text in self.texts
+                        if term in text and (tf := text.split(" ", lengths[rowid])[:lengths[rowid]].count(term)))
+        if len(self._postings) >= TERMS_PER_ROW * len(lengths) + 64:
+            self._postings = {}
+        self._postings[term] = posting
+        return posting
+
+    def rows_of(self, actors: Iterable[str]) -> np.ndarray:
+        """The rowids of the rows whose ``actor_id`` is one of ``actors`` (an ``actor_id IN`` filter's rows)."""
+        if self._speakers is None:
+            speakers: dict[str, list[int]] = {}
+            for rowid, record in self.records.items():
+                if record.actor_id is not None:
+                    speakers.setdefault(record.actor_id, []).append(rowid)
+            self._speakers = speakers
+        found = [rowid for actor in set(actors) for rowid in self._speakers.get(actor, ())]
+        return np.asarray(found, dtype=np.int64)
+
+
+class ScopeCache:
+    """``ScopeEntry`` by scope key for the current write generation, at most ``budget`` rows in all."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._entries: OrderedDict[tuple, ScopeEntry] = OrderedDict()
+        self._rows = 0
+        self._seen: set[tuple] = set()
+        self.built = 0  # entries built (tests check the cache is used and dropped)
+
+    def _renew(self, generation: str | None) -> None:
+        if generation != self._generation:
+            self._entries.clear()
+            self._seen.clear()
+            self._rows, self._generation = 0, generation
+
+    def get(self, generation: str | None, key: tuple) -> ScopeEntry | None:
+        """The scope's entry read in ``generation``; None when it is not kept."""
+        with self._lock:
+            self._renew(generation)
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def fits(self, generation: str | None, rows: int) -> bool:
+        """Whether an entry of ``rows`` rows read in ``generation`` may be kept: a generation the store has (a
+        new file has none until its first write) and rows that fit the budget."""
+        return generation is not None and rows <= self.budget
+
+    def wanted(self, generation: str | None, key: tuple, rows: int) -> bool:
+        """Whether to make a large scope's entry now: its second keyword search in ``generation`` (the first
+        is only remembered), when it ``fits``."""
+        if not self.fits(generation, rows):
+            return False
+        with self._lock:
+            self._renew(generation)
+            if key in self._seen:
+                return True
+            if len(self._seen) >= SEEN_KEPT:
+                self._seen.clear()
+            self._seen.add(key)
+            return False
+
+    def put(self, generation: str | None, key: tuple, entry: ScopeEntry) -> None:
+        with self._lock:
+            if generation != self._generation or key in self._entries:
+                return  # a write came in between: this entry is of an older snapshot
+            self.built += 1
+            self._entries[key] = entry
+            self._rows += len(entry.lengths)
+            while self._rows > self.budget and self._entries:
+                _, dropped = self._entries.popitem(last=False)
+                self._rows -= len(dropped.lengths)

@@ -1,0 +1,140 @@
+"""A scope searched again before anything is written answers from what the store kept of it
+(``store/sqlite_scope_cache.py``: its keyword postings, its rows' ranking records and speakers), with the
+answer of a search that reads everything again; any write, by this connection or another, drops it."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memlane import Memory
+from memlane.embeddings.hashing import HashingEmbedder
+
+from conftest import sqlite_config
+from support.turns import TWO_SPEAKER_TURNS
+
+QUERIES = ["Where did Melanie go camping?", "What did Caroline research?", "When did Melanie paint a sunrise?",
+           "kids lake tent", "What is the plan?", "Caroline support group first time"]
+START = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _memory(path, cache_rows: int | None = None) -> Memory:
+    config = sqlite_config(path)
+    if cache_rows is not None:
+        config["vector_store"]["config"]["scope_cache_rows"] = cache_rows
+    return Memory(config, embedder=HashingEmbedder())
+
+
+def _fill(memory: Memory) -> None:
+    """Two users: the conversation (speakers, times an hour apart, one reply stored with its context) and notes."""
+    turns = [{"role": "user", "name": name, "content": text,
+              "created_at": (START + timedelta(hours=i)).isoformat()} for i, (name, text) in enumerate(TWO_SPEAKER_TURNS)]
+    memory.add(turns, user_id="chat", infer=False)
+    memory.add([{"role": "user", "content": f"note {i}: camping gear and a sunrise painting"} for i in range(5)],
+               user_id="notes", infer=False)
+
+
+def _answers(memory: Memory, user_id: str) -> list:
+    return [[(hit["memory"], hit.get("actor_id"), hit["score"], hit["scores"]) for hit in
+             memory.search(query, user_id=user_id, limit=5, keyword_search=True)["results"]] for query in QUERIES]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """The same memories in a file whose store keeps scopes and in one that keeps none."""
+    kept, bare = _memory(tmp_path / "kept.db"), _memory(tmp_path / "bare.db", cache_rows=0)
+    for memory in (kept, bare):
+        _fill(memory)
+    yield kept, bare
+    kept.close()
+    bare.close()
+
+
+@pytest.mark.parametrize("user_id", ["chat", "notes"])
+def test_searches_of_a_kept_scope_answer_as_reading_it_again(pair, user_id):
+    kept, bare = pair
+    expected = _answers(bare, user_id)
+    assert [_answers(kept, user_id) for _ in range(3)] == [expected] * 3  # first, building, kept
+    assert kept.store._scopes.built >= 1
+    assert bare.store._scopes.built == 0
+
+
+def test_the_actor_focus_comes_from_the_scan_of_a_kept_scope(pair):
+    kept, bare = pair
+    statements: list[str] = []
+    for _ in range(2):
+        kept.search(QUERIES[0], user_id="chat", limit=5)
+    kept.store._con.set_trace_callback(statements.append)
+    try:
+        answer = kept.search(QUERIES[0], user_id="chat", limit=5, keyword_search=True)
+    finally:
+        kept.store._con.set_trace_callback(None)
+    scans = [s for s in statements if s.startswith("SELECT m.rowid, m.vector")]
+    assert len(scans) == 1  # the speaker's memories are not scanned a second time
+    assert [(h["memory"], h["scores"]) for h in answer["results"]] == [
+        (h["memory"], h["scores"]) for h in bare.search(QUERIES[0], user_id="chat", limit=5, keyword_search=True)["results"]]
+
+
+@pytest.mark.parametrize("change", ["add", "update", "delete", "hide"])
+def test_a_write_drops_what_was_kept(pair, change):
+    kept, bare = pair
+    for _ in range(2):
+        _answers(kept, "chat")
+    for memory in (kept, bare):
+        ids = {h["memory"]: h["id"] for h in memory.get_all(user_id="chat")["results"]}
+        target = ids["Caroline is researching adoption agencies"]
+        if change == "add":
+            memory.add([{"role": "user", "name": "Caroline", "content": "Caroline did research on sunrise camping"}],
+                       user_id="chat", infer=False)
+        elif change == "update":
+            memory.update(target, "Caroline is researching camping stoves")
+        elif change == "delete":
+            memory.delete(target)
+        else:
+            memory.update(target, metadata={"searchable": False})
+    assert _answers(kept, "chat") == _answers(bare, "chat")
+
+
+def test_another_connections_write_drops_what_was_kept(tmp_path):
+    path = tmp_path / "shared.db"
+    with _memory(path) as reader, _memory(path) as writer:
+        _fill(writer)
+        for _ in range(3):
+            before = reader.search("adoption agencies", user_id="chat", limit=20)["results"]
+        assert reader.store._scopes.built >= 1
+        writer.add([{"role": "user", "name": "Melanie", "content": "Melanie visited adoption agencies too"}],
+                   user_id="chat", infer=False)
+        after = reader.search("adoption agencies", user_id="chat", limit=20)["results"]
+    assert "Melanie visited adoption agencies too" in [h["memory"] for h in after]
+    assert len(after) == len(before) + 1
+
+
+def test_a_kept_record_is_never_changed_by_an_answer_as_of(pair):
+    kept, _ = pair
+    target = next(h for h in kept.get_all(user_id="chat")["results"] if "adoption" in h["memory"])
+    moment = datetime.now(timezone.utc).isoformat()
+    kept.update(target["id"], "Caroline adopted a dog")
+    for _ in range(2):
+        kept.search("Caroline adoption dog", user_id="chat", limit=10)
+    then = kept.search("Caroline adoption dog", user_id="chat", limit=10, as_of=moment)["results"]
+    now = kept.search("Caroline adoption dog", user_id="chat", limit=10)["results"]
+    assert "Caroline is researching adoption agencies" in [h["memory"] for h in then]
+    assert "Caroline adopted a dog" in [h["memory"] for h in now]
+    assert "Caroline is researching adoption agencies" not in [h["memory"] for h in now]
+
+
+def test_a_scope_larger_than_the_budget_is_not_kept(tmp_path):
+    with _memory(tmp_path / "small.db", cache_rows=4) as memory, _memory(tmp_path / "bare.db", cache_rows=0) as bare:
+        for m in (memory, bare):
+            _fill(m)
+        answers = [_answers(memory, "chat") for _ in range(3)]
+        assert memory.store._scopes.built == 0
+        assert answers == [_answers(bare, "chat")] * 3
+
+
+def test_the_budget_drops_the_least_recently_searched_scope(tmp_path):
+    with _memory(tmp_path / "m.db", cache_rows=12) as memory:
+        _fill(memory)  # chat: 10 rows, notes: 5
+        for user_id in ("chat", "chat", "notes", "notes"):
+            memory.search("camping", user_id=user_id, limit=3)
+        cache = memory.store._scopes
+        assert cache.built == 2 and cache._rows == 5  # the notes' entry pushed the chat's out
