@@ -2,6 +2,7 @@
 (``store/sqlite_scope_cache.py``: its keyword postings, its rows' ranking records and speakers), with the
 answer of a search that reads everything again; any write, by this connection or another, drops it."""
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -138,3 +139,19 @@ def test_the_budget_drops_the_least_recently_searched_scope(tmp_path):
             memory.search("camping", user_id=user_id, limit=3)
         cache = memory.store._scopes
         assert cache.built == 2 and cache._rows == 5  # the notes' entry pushed the chat's out
+
+
+def test_a_memory_expiring_between_two_searches_is_not_found_again(pair):
+    kept, bare = pair
+    for memory in (kept, bare):
+        target = next(h for h in memory.get_all(user_id="chat")["results"] if "adoption" in h["memory"])
+        memory.set_expiration(target["id"], datetime.now(timezone.utc) + timedelta(seconds=1.5))
+    for _ in range(2):
+        found = kept.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]
+    assert "Caroline is researching adoption agencies" in [h["memory"] for h in found]
+    time.sleep(1.6)  # the expiry passes: no write tells the store
+    answer = kept.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]
+    assert "Caroline is researching adoption agencies" not in [h["memory"] for h in answer]
+    assert [(h["memory"], h["scores"]) for h in answer] == [
+        (h["memory"], h["scores"]) for h in
+        bare.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -27,15 +27,29 @@ class Query:
     @cached_property
     def terms(self) -> tuple[str, ...]:
         """The distinct keyword terms of the text (``keywords.analyze``), in order of appearance."""
-        return tuple(dict.fromkeys(keywords.analyze(self.text)))
+        return _terms(self.text)
 
     @cached_property
     def windows(self) -> tuple["Window", ...]:
         """The time spans of the dates the text names (``date_windows``)."""
-        return tuple(date_windows(self.text))
+        return _windows(self.text)
 
     def __repr__(self) -> str:
         return f"Query({self.text!r})"
+
+
+#: the last questions' analyses (a server's clients ask the same questions again; both are pure functions of the text)
+ANALYSES_KEPT = 4096
+
+
+@lru_cache(maxsize=ANALYSES_KEPT)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(keywords.analyze(text)))
+
+
+@lru_cache(maxsize=ANALYSES_KEPT)
+def _windows(text: str) -> tuple["Window", ...]:
+    return tuple(date_windows(text))
 
 
 _MONTHS = {name: number for number, name in enumerate(

@@ -9,6 +9,7 @@ people, as mem0 records it). When the query names an actor of the scope
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +38,7 @@ def name_forms(text: str) -> list[str]:
     return list(forms)
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the question, asked again and again (the node is never changed)
 def focus(text: str) -> flt.Node | None:
     """The memories of the actors the words of ``text`` may name as one word (``name_forms``): what ``join``
     searches, known before the candidates (a store may find them in the candidates' own pass:

@@ -451,12 +451,15 @@ class SQLiteStore(SqlMemoryStore):
                 key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
                 generation = keyword_stats.current_generation(con) if key is not None else None
                 kept = self._scopes.get(generation, key) if key is not None else None
-                if kept is not None:  # searched before in this generation: its ranking records are kept
-                    reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
                 size = self._scope_sizes.get(key) if key is not None else None
                 ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
                 admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
                                        f" FROM memories m WHERE {sql}", params).fetchall()
+                if kept is not None and not kept.admits(admitted):  # a row left without a write (an expiry)
+                    self._scopes.drop(generation, key)
+                    kept = None
+                if kept is not None:  # searched before in this generation: its ranking records are kept
+                    reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
                 if key is not None:
                     if len(self._scope_sizes) >= SCOPE_SIZES_KEPT:
                         self._scope_sizes.clear()

@@ -18,7 +18,8 @@ ask their conversation many questions between two turns) finds them here instead
 Validity is the store's write generation (``sqlite_keyword_stats``: raised by every write
 transaction of any connection or process, read inside the search's own read transaction), so
 an entry is only ever used in a snapshot of the generation it was read in; a new generation
-drops them all. A small scope's entry is made by its first hybrid search, which reads every row's
+drops them all. A memory also leaves a scope without a write when its expiry passes: each search's own
+scan of the scope must read the rows the entry was made of, or the entry is dropped. A small scope's entry is made by its first hybrid search, which reads every row's
 terms anyway; a large scope's by its second in one generation (a large scope searched once between
 writes pays nothing extra). At most ``budget`` rows are kept, least recently used dropped first
 (``vector_store.config.scope_cache_rows``; 0 keeps none).
@@ -46,13 +47,21 @@ class ScopeEntry:
     reads them (by rowid), ``rows_of(actors)`` the rows of speakers. Shared by concurrent searches: a
     term's postings are counted once and only ever added."""
 
-    __slots__ = ("lengths", "texts", "records", "ids", "_postings", "_speakers")
+    __slots__ = ("lengths", "texts", "records", "ids", "_order", "_postings", "_speakers")
 
     def __init__(self, lengths: dict[int, int], texts: list[tuple[int, str]], records: dict[int, MemoryRecord]):
+        """``lengths``: each admitted row's ``nterms`` by rowid, in the order the scope's scan read them."""
         self.lengths, self.texts, self.records = lengths, texts, records
         self.ids = {record.id: rowid for rowid, record in records.items()}  # ``SearchReads.partial``'s entries
+        self._order = list(lengths)
         self._postings: dict[str, tuple[tuple[int, int], ...]] = {}
         self._speakers: dict[str, list[int]] | None = None
+
+    def admits(self, rows: list[tuple]) -> bool:
+        """Whether a scan of the scope (``(rowid, ...)`` rows) read the rows this entry was made of: the filter
+        admits the same rows without a write unless one of them expired (``valid_to`` passed), which makes
+        the entry stale."""
+        return len(rows) == len(self._order) and [row[0] for row in rows] == self._order
 
     def hits(self, terms: list[str]) -> list[tuple[int, int, str, int]]:
         """(rowid, length, term, tf) for each query term a row holds (``bm25.rank``'s input)."""
@@ -131,6 +140,12 @@ class ScopeCache:
                 self._seen.clear()
             self._seen.add(key)
             return False
+
+    def drop(self, generation: str | None, key: tuple) -> None:
+        """Forget the scope's entry (found stale)."""
+        with self._lock:
+            if generation == self._generation and (entry := self._entries.pop(key, None)) is not None:
+                self._rows -= len(entry.lengths)
 
     def put(self, generation: str | None, key: tuple, entry: ScopeEntry) -> None:
         with self._lock:
