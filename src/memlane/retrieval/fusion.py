@@ -10,6 +10,7 @@ parameter-light.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -34,9 +35,9 @@ def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "we
             c.score = fused[c.record.id]
     else:
         fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight, shares=True)
-        for c, score in zip(pool, fused):
-            c.score = float(score)
-    pool.sort(key=lambda c: -c.score)
+        for c, score in zip(pool, fused.tolist()):
+            c.score = score
+    pool.sort(key=attrgetter("score"), reverse=True)  # stable: equal scores keep their order
     return pool
 
 
