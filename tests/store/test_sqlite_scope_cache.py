@@ -155,3 +155,38 @@ def test_a_memory_expiring_between_two_searches_is_not_found_again(pair):
     assert [(h["memory"], h["scores"]) for h in answer] == [
         (h["memory"], h["scores"]) for h in
         bare.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]]
+
+
+def test_a_write_to_another_scope_keeps_what_was_kept(pair):
+    kept, bare = pair
+    for _ in range(2):
+        _answers(kept, "chat")
+    built = kept.store._scopes.built
+    for memory in (kept, bare):
+        memory.add([{"role": "user", "content": "Melanie went camping by the lake"}], user_id="notes", infer=False)
+        memory.delete(next(h["id"] for h in memory.get_all(user_id="notes")["results"] if h["memory"].startswith("note 0")))
+    assert _answers(kept, "chat") == _answers(bare, "chat")
+    assert kept.store._scopes.built == built  # the chat's entry outlived the notes' writes
+    assert _answers(kept, "notes") == _answers(bare, "notes")
+
+
+def _generations(memory) -> dict:
+    return {(c, v): g for c, v, g in memory.store._con.execute("SELECT col, value, generation FROM scope_generations")}
+
+
+@pytest.mark.parametrize("write, raised", [
+    (lambda m, i: m.add([{"role": "user", "content": "a new note"}], user_id="u", agent_id="a", infer=False),
+     {("user_id", "u"), ("agent_id", "a")}),
+    (lambda m, i: m.update(i, "the text changed"), {("user_id", "u"), ("run_id", "r")}),
+    (lambda m, i: m.update(i, metadata={"searchable": False}), {("user_id", "u"), ("run_id", "r")}),
+    (lambda m, i: m.delete(i), {("user_id", "u"), ("run_id", "r")}),
+    (lambda m, i: m.add([{"role": "user", "content": "elsewhere"}], user_id="v", infer=False), {("user_id", "v")}),
+])
+def test_every_change_of_a_memory_raises_its_scope_ids_generations_only(tmp_path, write, raised):
+    with _memory(tmp_path / "g.db") as memory:
+        memory.add([{"role": "user", "content": "the first note"}], user_id="u", run_id="r", infer=False)
+        target = memory.get_all(user_id="u", run_id="r")["results"][0]["id"]
+        before = _generations(memory)
+        write(memory, target)
+        after = _generations(memory)
+    assert {key for key in after if after[key] != before.get(key)} == raised

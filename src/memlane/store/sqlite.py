@@ -35,7 +35,7 @@ from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, ad
 from memlane.store.sql_dialect import T
 from memlane.store.sqlite_filters import JSON_FUNCTION, NOW_SQL, SqliteFilterCompiler
 from memlane.store.sqlite_matrix import VectorMatrix
-from memlane.store.sqlite_scope_cache import ScopeCache, ScopeEntry
+from memlane.store.sqlite_scope_cache import ScopeCache, ScopeEntry, signature_of
 from memlane.store.sqlite_schema import migrate
 
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call (a tenth of a bulk insert's time)
@@ -449,16 +449,16 @@ class SQLiteStore(SqlMemoryStore):
         with self._snapshot() as con:
             if scope_ids(where):
                 key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
-                generation = keyword_stats.current_generation(con) if key is not None else None
-                kept = self._scopes.get(generation, key) if key is not None else None
+                generation, signature = signature_of(con, scope_ids(where)) if key is not None else (None, ())
+                kept = self._scopes.get(key, signature) if key is not None else None
                 size = self._scope_sizes.get(key) if key is not None else None
                 ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
                 admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
                                        f" FROM memories m WHERE {sql}", params).fetchall()
                 if kept is not None and not kept.admits(admitted):  # a row left without a write (an expiry)
-                    self._scopes.drop(generation, key)
+                    self._scopes.drop(key)
                     kept = None
-                if kept is not None:  # searched before in this generation: its ranking records are kept
+                if kept is not None:  # searched before since its last write: its ranking records are kept
                     reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
                 if key is not None:
                     if len(self._scope_sizes) >= SCOPE_SIZES_KEPT:
@@ -467,6 +467,8 @@ class SQLiteStore(SqlMemoryStore):
                     if ranked:
                         reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
                 scan = self._keep_scan(reads, key, generation, admitted, query, kept)
+                if scan is not None:
+                    scan.signature = signature
                 rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
                 if not rows:
                     return []
@@ -555,7 +557,7 @@ class SQLiteStore(SqlMemoryStore):
     def _scope_entry(self, con: sqlite3.Connection, scan: keyword_stats.ScopeScan | None, sql: str, params: list,
                      limit: int, reads: SearchReads) -> ScopeEntry | None:
         """Every admitted row's indexed terms for the keyword search after this search's vector scan (``scan``):
-        kept by an earlier search of this write generation (``sqlite_scope_cache``), or read now (the FTS5
+        kept by an earlier search since the scope's last write (``sqlite_scope_cache``), or read now (the FTS5
         table's store of them) when the scope is small (``_reads_scope_terms``) or searched a second time, and
         kept with the rows' ranking records when they fit. None: a MATCH reads the matches instead."""
         if scan is None or (key := keyword_stats.ScopeScan.key(sql, params)) is None:
@@ -563,12 +565,12 @@ class SQLiteStore(SqlMemoryStore):
         if scan.kept is not None:
             return scan.kept
         rows = len(scan.rows)
-        if not self._reads_scope_terms(con, rows, limit) and not self._scopes.wanted(scan.generation, key, rows):
+        if not self._reads_scope_terms(con, rows, limit) and not self._scopes.wanted(key, scan.signature, rows):
             return None
         lengths = scan.lengths()
         rowids = list(lengths)
         texts = con.execute(SCOPE_TERMS, (json.dumps(rowids),)).fetchall()
-        if not self._scopes.fits(scan.generation, rows):
+        if not self._scopes.fits(rows):
             return ScopeEntry(lengths, texts, {})  # this search's alone
         # the candidates' ranking records this search built are the scope's (most of a small scope's rows)
         records = {rowid: record for rowid, record in reads.records.items()
@@ -577,7 +579,7 @@ class SQLiteStore(SqlMemoryStore):
         if missing:
             records.update(self._ranking_rows(con, missing, reads))
         entry = ScopeEntry(lengths, texts, records)
-        self._scopes.put(scan.generation, key, entry)
+        self._scopes.put(key, scan.signature, entry)
         return entry
 
     @staticmethod

@@ -45,7 +45,7 @@ class ScopeScan:
     lengths (so N and avgdl, and no join to filter the keyword matches), and the cosines of those with a
     vector to ``vector``. Valid only in a snapshot of the same write ``generation``."""
 
-    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "kept", "_lengths", "_cosines")
+    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "kept", "signature", "_lengths", "_cosines")
 
     def __init__(self, generation: str | None, rows: list[tuple], vector: Any, kept: Any = None):
         self.generation, self.rows, self.vector = generation, rows, vector
@@ -53,6 +53,8 @@ class ScopeScan:
         self.scores: Any = None
         #: what is kept of the scope between searches, when it is (``sqlite_scope_cache.ScopeEntry``)
         self.kept = kept
+        #: the scope's own write generations when the scan read it (``sqlite_scope_cache.signature_of``)
+        self.signature: tuple = ()
         self._lengths: dict[int, int] | None = None if kept is None else kept.lengths
         self._cosines: dict[int, float] | None = None
 

@@ -32,6 +32,16 @@ def _history_table(name: str, events: tuple[str, ...], *added: str) -> str:
         )"""
 
 
+def _bumps(rows: tuple[str, ...]) -> str:
+    """A trigger's statements raising the generation of each scope id of its ``rows`` (``old``, ``new``: the new
+    row's ids only where they changed). Frozen, as the migration that calls it."""
+    return "\n            ".join(
+        f"INSERT INTO scope_generations(col, value, generation) SELECT '{column}', {row}.{column}, 1"
+        f" WHERE {row}.{column} IS NOT NULL{f' AND new.{column} IS NOT old.{column}' if rows == ('old', 'new') and row == 'new' else ''}"
+        " ON CONFLICT(col, value) DO UPDATE SET generation = generation + 1;"
+        for row in rows for column in ("user_id", "agent_id", "run_id"))
+
+
 MIGRATIONS: list[list[str]] = [
     # 1: memories with their vectors, history, store metadata, idempotency keys
     [
@@ -407,6 +417,19 @@ MIGRATIONS: list[list[str]] = [
     # (an empty collection) or a collection written before, whose pages' encoder stands for it
     [
         "ALTER TABLE doc_collections ADD COLUMN encoder TEXT",
+    ],
+    # each scope id's write generation, raised by every change of a memory holding it (old and new values):
+    # what a search kept of a scope (store/sqlite_scope_cache.py) outlives writes to other scopes
+    [
+        """CREATE TABLE IF NOT EXISTS scope_generations (
+            col TEXT NOT NULL,
+            value TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            PRIMARY KEY (col, value)
+        ) WITHOUT ROWID""",
+        *(f"""CREATE TRIGGER IF NOT EXISTS scope_generations_{event.lower()} AFTER {event} ON memories BEGIN
+            {_bumps(rows)}
+        END""" for event, rows in (("INSERT", ("new",)), ("UPDATE", ("old", "new")), ("DELETE", ("old",)))),
     ],
 ]
 

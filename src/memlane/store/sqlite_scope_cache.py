@@ -15,27 +15,30 @@ ask their conversation many questions between two turns) finds them here instead
   the vector scan reads only what a vector search reads (rowid, vector, length) and builds no record;
 - the rows of each speaker, so the actor focus is ranked from the scan's own cosines.
 
-Validity is the store's write generation (``sqlite_keyword_stats``: raised by every write
-transaction of any connection or process, read inside the search's own read transaction), so
-an entry is only ever used in a snapshot of the generation it was read in; a new generation
-drops them all. A memory also leaves a scope without a write when its expiry passes: each search's own
-scan of the scope must read the rows the entry was made of, or the entry is dropped. A small scope's entry is made by its first hybrid search, which reads every row's
-terms anyway; a large scope's by its second in one generation (a large scope searched once between
-writes pays nothing extra). At most ``budget`` rows are kept, least recently used dropped first
+Validity is the scope's own write generation: each memory id of the scope (user, agent, run) has a
+generation raised by every change of a memory holding it, by any connection or process (triggers of
+``sqlite_schema``'s migration 20), read inside the search's own read transaction with the store's. An entry
+is used only under the generations it was read under, so a write to the scope drops it, and writes to
+other scopes leave it. A memory also leaves a scope without a write when its expiry passes: each
+search's own scan of the scope must read the rows the entry was made of, or the entry is dropped. A
+small scope's entry is made by its first hybrid search, which reads every row's terms anyway; a large
+scope's by its second since its last write (a large scope searched once after each write pays
+nothing extra). At most ``budget`` rows are kept, least recently used dropped first
 (``vector_store.config.scope_cache_rows``; 0 keeps none).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from memlane.core.models import MemoryRecord
 
-#: scopes keyword-searched once in the current generation remembered (their second search makes their entry)
+#: large scopes keyword-searched once since their last write remembered (their second search makes their entry)
 SEEN_KEPT = 8192
 #: an entry forgets the postings it counted when it holds more than this many terms per row (a flood of
 #: distinct query words cannot grow it without bound)
@@ -95,65 +98,77 @@ class ScopeEntry:
         return np.asarray(found, dtype=np.int64)
 
 
+def signature_of(con: sqlite3.Connection, scope: Mapping[str, Sequence[str]]) -> tuple[str | None, tuple]:
+    """The store's write generation and the ``scope``'s signature (each of its ids' generation,
+    ``scope_generations``: raised by every change of a memory holding the id), in one statement of the
+    caller's read transaction."""
+    pairs = [(column, value) for column in sorted(scope) for value in sorted(set(scope[column]))]
+    rows = con.execute(
+        "SELECT '', '', value FROM meta WHERE key = 'generation' UNION ALL SELECT col, value, generation"
+        f" FROM scope_generations WHERE (col, value) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})",
+        [item for pair in pairs for item in pair]).fetchall()
+    generation = next((value for column, _, value in rows if column == ""), None)
+    return generation, tuple(sorted((column, value, int(g)) for column, value, g in rows if column != ""))
+
+
 class ScopeCache:
-    """``ScopeEntry`` by scope key for the current write generation, at most ``budget`` rows in all."""
+    """``ScopeEntry`` by scope key, each valid while its scope's signature (``signature_of``) is the one it was
+    read under; at most ``budget`` rows in all."""
 
     def __init__(self, budget: int):
         self.budget = budget
         self._lock = threading.Lock()
-        self._generation: str | None = None
-        self._entries: OrderedDict[tuple, ScopeEntry] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[tuple, ScopeEntry]] = OrderedDict()
         self._rows = 0
-        self._seen: set[tuple] = set()
+        self._seen: OrderedDict[tuple, tuple] = OrderedDict()
         self.built = 0  # entries built (tests check the cache is used and dropped)
 
-    def _renew(self, generation: str | None) -> None:
-        if generation != self._generation:
-            self._entries.clear()
-            self._seen.clear()
-            self._rows, self._generation = 0, generation
-
-    def get(self, generation: str | None, key: tuple) -> ScopeEntry | None:
-        """The scope's entry read in ``generation``; None when it is not kept."""
+    def get(self, key: tuple, signature: tuple) -> ScopeEntry | None:
+        """The scope's entry read under ``signature``; None when it is not kept (or was read before a write
+        to the scope, and is dropped)."""
         with self._lock:
-            self._renew(generation)
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-            return entry
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            if found[0] != signature:
+                self._remove(key)
+                return None
+            self._entries.move_to_end(key)
+            return found[1]
 
-    def fits(self, generation: str | None, rows: int) -> bool:
-        """Whether an entry of ``rows`` rows read in ``generation`` may be kept: a generation the store has (a
-        new file has none until its first write) and rows that fit the budget."""
-        return generation is not None and rows <= self.budget
+    def fits(self, rows: int) -> bool:
+        """Whether an entry of ``rows`` rows may be kept (the budget)."""
+        return rows <= self.budget
 
-    def wanted(self, generation: str | None, key: tuple, rows: int) -> bool:
-        """Whether to make a large scope's entry now: its second keyword search in ``generation`` (the first
+    def wanted(self, key: tuple, signature: tuple, rows: int) -> bool:
+        """Whether to make a large scope's entry now: its second keyword search under ``signature`` (the first
         is only remembered), when it ``fits``."""
-        if not self.fits(generation, rows):
+        if not self.fits(rows):
             return False
         with self._lock:
-            self._renew(generation)
-            if key in self._seen:
+            if self._seen.get(key) == signature:
                 return True
-            if len(self._seen) >= SEEN_KEPT:
-                self._seen.clear()
-            self._seen.add(key)
+            self._seen[key] = signature
+            self._seen.move_to_end(key)
+            while len(self._seen) > SEEN_KEPT:
+                self._seen.popitem(last=False)
             return False
 
-    def drop(self, generation: str | None, key: tuple) -> None:
+    def drop(self, key: tuple) -> None:
         """Forget the scope's entry (found stale)."""
         with self._lock:
-            if generation == self._generation and (entry := self._entries.pop(key, None)) is not None:
-                self._rows -= len(entry.lengths)
+            self._remove(key)
 
-    def put(self, generation: str | None, key: tuple, entry: ScopeEntry) -> None:
+    def put(self, key: tuple, signature: tuple, entry: ScopeEntry) -> None:
         with self._lock:
-            if generation != self._generation or key in self._entries:
-                return  # a write came in between: this entry is of an older snapshot
+            self._remove(key)
             self.built += 1
-            self._entries[key] = entry
+            self._entries[key] = (signature, entry)
             self._rows += len(entry.lengths)
             while self._rows > self.budget and self._entries:
-                _, dropped = self._entries.popitem(last=False)
-                self._rows -= len(dropped.lengths)
+                self._remove(next(iter(self._entries)))
+
+    def _remove(self, key: tuple) -> None:
+        found = self._entries.pop(key, None)
+        if found is not None:
+            self._rows -= len(found[1].lengths)
