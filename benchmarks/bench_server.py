@@ -361,9 +361,12 @@ def start_server(home: Path, port: int, workers: int, threads: int | None = None
                *(["--config", str(config)] if config else []), "serve", "--port", str(port),
                "--workers", str(workers), "--log-level", "warning", *(["--threads", str(threads)] if threads else []),
                *extra]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
-    return wait_until_answering(server, port, 180, lambda: server.stderr.read())
+    # the log goes to a file: a pipe nobody reads fills up, and a server logging faults then blocks on it for good
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / "bench-server.log"
+    with log.open("w") as sink:
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=sink, text=True, start_new_session=True)
+    return wait_until_answering(server, port, 180, lambda: log.read_text(errors="replace"))
 
 
 def wait_until_answering(server: subprocess.Popen, port: int, seconds: float,
