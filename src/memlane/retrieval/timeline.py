@@ -42,7 +42,8 @@ from memlane.core.models import MemoryRecord
 from memlane.core.query import Query, Window
 from memlane.retrieval.candidates import Candidate, minmax
 
-@functools.lru_cache(maxsize=65536)  # a conversation's candidates come back search after search
+
+@functools.lru_cache(maxsize=16384)  # a conversation's candidates come back search after search
 def _moment(text: str | None) -> datetime | None:
     if not text:
         return None
