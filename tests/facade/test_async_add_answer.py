@@ -223,3 +223,46 @@ def test_an_add_formed_before_its_embedding_leaves_the_embedding_nothing_to_do(b
         memory.run_job(embedding, "worker-b")
         assert [j.status for j in memory.store.jobs(kind=EMBED)] == ["SUCCEEDED"]
         assert _memories(memory.search(TEXT, user_id="alice", keyword_search=False)) == [(TEXT, False)]
+
+
+def _as_a_version_before_embedding_jobs_left_it(memory: Memory, backend_name: str) -> None:
+    """The add's job alone (no ``EMBED`` job), the schema one version back: what an older memlane queued."""
+    from memlane.store import postgres_schema, sqlite_schema
+
+    if backend_name == "sqlite":
+        con = memory.store._con
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("DELETE FROM jobs WHERE kind = 'EMBED'")
+        con.execute(f"PRAGMA user_version = {sqlite_schema.VERSION - 1}")
+        con.execute("COMMIT")
+        return
+    with memory.store.db.pool.connection() as con, con.transaction():
+        con.execute("DELETE FROM memlane_jobs WHERE kind = 'EMBED'")
+        con.execute("DELETE FROM memlane_schema_version WHERE version >= %s", (postgres_schema.VERSION,))
+
+
+def test_an_add_queued_by_a_version_before_embedding_jobs_gets_one_when_the_store_is_upgraded(backend, gated_llm):
+    server, gate = gated_llm
+    store = backend()
+    with Memory({**store, "background": {"workers": 0}}, embedder=CountingEmbedder()) as old:
+        answer = old.add(TEXT, user_id="alice", async_mode=True)
+        with Memory({**store, "background": {"workers": 0, "provisional": False}}, embedder=CountingEmbedder()) as bare:
+            bare.add("I sing in a choir", user_id="bob", async_mode=True)  # kept without a provisional memory
+        _as_a_version_before_embedding_jobs_left_it(old, backend.name)
+        assert old.store.jobs(kind=EMBED) == []
+
+    config = {**store, "llm": slow_llm.llm_config(server), "background": {"poll_seconds": 0.05}}
+    with Memory(config, embedder=CountingEmbedder()) as memory:  # opening it upgrades the store
+        queued = {job.request["event_id"] for job in memory.store.jobs(kind=EMBED)}
+        assert queued == {answer["event_id"]}  # bob's add holds no provisional memory: nothing to embed
+        memory.start_background()
+
+        def by_meaning() -> list[tuple[str, bool]]:
+            return _memories(memory.search(TEXT, user_id="alice", keyword_search=False, limit=1))
+
+        assert _wait_for(lambda: by_meaning() == [(TEXT, True)], "the provisional memory found by meaning")
+        assert memory.event(answer["event_id"])["status"] == "RUNNING"  # formation still waits at the gate
+        gate.set()
+        assert _wait_for(lambda: memory.event(answer["event_id"])["status"] == "SUCCEEDED", "formation")
+    with Memory(config, embedder=CountingEmbedder()) as again:  # upgraded once: no second embedding job
+        assert len(again.store.jobs(kind=EMBED)) == 1

@@ -511,6 +511,19 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE memlane_memories ALTER COLUMN vector DROP NOT NULL",
     ],
+    # an async add queued by a version before embedding jobs (background/formation.py: ``EMBED``) gets its own,
+    # so its provisional memories are found by meaning once a worker's quick lane embeds them, not only once
+    # the add is formed (an add that has one, or holds no provisional memory, gets none; may run again)
+    [
+        """INSERT INTO memlane_jobs (tenant, id, kind, order_key, status, request, attempts, created_at)
+        SELECT a.tenant, gen_random_uuid()::text, 'EMBED', 'embed:' || a.id, 'PENDING',
+               jsonb_build_object('event_id', a.id), 0, a.created_at
+        FROM memlane_jobs a
+        WHERE a.kind = 'ADD' AND a.status IN ('PENDING', 'RUNNING')
+          AND NOT EXISTS (SELECT 1 FROM memlane_jobs e
+                          WHERE e.tenant = a.tenant AND e.kind = 'EMBED' AND e.order_key = 'embed:' || a.id)
+          AND EXISTS (SELECT 1 FROM memlane_memories m WHERE m.tenant = a.tenant AND m.event_id = a.id)""",
+    ],
 ]
 
 _REINDEX = "UPDATE memlane_doc_pages SET terms = NULL, nterms = NULL WHERE text ~ '[^ -~]'"

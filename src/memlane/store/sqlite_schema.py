@@ -431,6 +431,18 @@ MIGRATIONS: list[list[str]] = [
             {_bumps(rows)}
         END""" for event, rows in (("INSERT", ("new",)), ("UPDATE", ("old", "new")), ("DELETE", ("old",)))),
     ],
+    # an async add queued by a version before embedding jobs (background/formation.py: ``EMBED``) gets its own,
+    # so its provisional memories are found by meaning once a worker's quick lane embeds them, not only once
+    # the add is formed (an add that has one, or holds no provisional memory, gets none)
+    [
+        """INSERT INTO jobs (id, kind, order_key, status, request, attempts, created_at)
+        SELECT lower(hex(randomblob(16))), 'EMBED', 'embed:' || a.id, 'PENDING', json_object('event_id', a.id), 0,
+               a.created_at
+        FROM jobs a
+        WHERE a.kind = 'ADD' AND a.status IN ('PENDING', 'RUNNING')
+          AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.kind = 'EMBED' AND e.order_key = 'embed:' || a.id)
+          AND EXISTS (SELECT 1 FROM memories m WHERE m.event_id = a.id)""",
+    ],
 ]
 
 VERSION = len(MIGRATIONS)
