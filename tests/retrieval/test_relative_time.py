@@ -31,6 +31,11 @@ FRIDAY = datetime(2024, 3, 15, 10, tzinfo=timezone.utc)
     ("¿Dónde cenamos ayer?", [("2024-03-14", 1)]),
     ("¿Dónde cenamos la semana pasada?", [("2024-03-04", 7)]),
     ("Was habe ich vor drei Tagen gelesen?", [("2024-03-12", 1)]),
+    ("¿Dónde cenamos hace tres días?", [("2024-03-12", 1)]),  # number words read as digits (text2num)
+    ("¿Qué compré hace dos semanas?", [("2024-02-26", 7)]),
+    ("O que comprei há duas semanas?", [("2024-02-26", 7)]),
+    ("Cosa ho letto tre giorni fa?", [("2024-03-12", 1)]),
+    ("Wat las ik drie dagen geleden?", [("2024-03-12", 1)]),
     ("Wen haben wir letzte Woche besucht?", [("2024-03-04", 7)]),
     ("Qu'ai-je fait la semaine dernière ?", [("2024-03-04", 7)]),
     ("我昨天和谁去打球了？", [("2024-03-14", 1)]),

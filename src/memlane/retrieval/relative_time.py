@@ -14,7 +14,10 @@ some 200 languages): the words that can start a relative time come from its lang
 question without any of them (``mentions``) never imports or pays the parser. Around each such word the
 longest run of up to four words (characters, in Chinese and Japanese) that dateparser reads whole, in the
 languages of the words found, is the expression; its period (``day``, ``week``, ``month``, ``year``) gives the
-span's length. Chinese numerals are read as digits when the text as written does not parse ("三天前").
+span's length. Chinese numerals are read as digits when the text as written does not parse ("三天前"), and
+so are number words in the languages `text2num <https://github.com/allo-media/text2num>`_ reads (MIT;
+"hace tres días", "há duas semanas", "tre giorni fa", "drie dagen geleden": dateparser reads them only as
+digits in those languages).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+(?:[-']\w+)*")
 _DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2, "兩": 2}
 _NUMERAL = re.compile(r"[一二两兩三四五六七八九]?十[一二三四五六七八九]?|[零一二两兩三四五六七八九]")
+#: the languages of ``LANGUAGES`` whose number words text2num writes as digits
+NUMBER_WORDS = ("en", "es", "de", "fr", "pt", "it", "nl")
 
 
 def vocabulary() -> dict[str, list[str]]:
@@ -125,6 +130,7 @@ def windows(text: str, anchor: datetime) -> list[Window]:
     languages = sorted({language for *_, word in hits for language in words[word]})
     base = anchor.astimezone(timezone.utc).replace(tzinfo=None) if anchor.tzinfo else anchor
     read = _reader(tuple(languages), base)
+    numbers = _number_words(tuple(language for language in languages if language in NUMBER_WORDS))
     tokens: list[tuple[int, int]] = []
     for m in _TOKEN.finditer(text):
         if _CJK.search(m.group()):  # no spaces: a character a token ("5", "月")
@@ -136,7 +142,7 @@ def windows(text: str, anchor: datetime) -> list[Window]:
     for start, end, _ in sorted(hits):
         if start < used:
             continue
-        found = _expression(text, tokens, start, end, read)
+        found = _expression(text, tokens, start, end, read, numbers)
         if found is not None:
             (used, period, moment) = found
             span = _span(moment, period)
@@ -145,9 +151,10 @@ def windows(text: str, anchor: datetime) -> list[Window]:
     return spans
 
 
-def _expression(text: str, tokens: list[tuple[int, int]], start: int, end: int,
-                read: Any) -> tuple[int, str, datetime] | None:
-    """The longest run of tokens around the time word at ``start:end`` that dateparser reads whole:
+def _expression(text: str, tokens: list[tuple[int, int]], start: int, end: int, read: Any,
+                numbers: Callable[[str], list[str]] = lambda phrase: []) -> tuple[int, str, datetime] | None:
+    """The longest run of tokens around the time word at ``start:end`` that dateparser reads whole, as written
+    or with its numerals in digits (``numbers``: the phrase's number words as digits, per language):
     (where it ends, its period, its moment), or None."""
     first = next((i for i, (s, e) in enumerate(tokens) if e > start), None)
     last = next((i for i in range(len(tokens) - 1, -1, -1) if tokens[i][0] < end), None)
@@ -157,11 +164,22 @@ def _expression(text: str, tokens: list[tuple[int, int]], start: int, end: int,
                    for b in range(last, min(len(tokens), last + REACH + 1))), key=lambda r: r[0] - r[1])
     for a, b in runs:
         phrase = text[tokens[a][0]:tokens[b][1]]
-        for variant in dict.fromkeys((phrase, _NUMERAL.sub(_arabic, phrase))):
+        for variant in dict.fromkeys((phrase, _NUMERAL.sub(_arabic, phrase), *numbers(phrase))):
             data = read(variant)
             if data.date_obj is not None:
                 return tokens[b][1], data.period or "day", data.date_obj
     return None
+
+
+def _number_words(languages: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """The phrase with its number words as digits in each of ``languages`` ("tres días" -> "3 días"; text2num's
+    ``alpha2digit``); none without text2num."""
+    try:
+        from text_to_num import alpha2digit
+    except ImportError:  # an optional reading: the phrase as written still parses
+        return lambda phrase: []
+    # threshold 0: a lone small number too ("dos semanas"; text2num leaves those below 3 as words by default)
+    return lambda phrase: [alpha2digit(phrase, language, threshold=0) for language in languages]
 
 
 def _arabic(match: re.Match[str]) -> str:
