@@ -446,10 +446,11 @@ class SQLiteStore(SqlMemoryStore):
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
         dims = self._dims()
         sql, params = _COMPILER.compile(where)
+        scope = scope_ids(where)
         with self._snapshot() as con:
-            if scope_ids(where):
+            if scope:
                 key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
-                generation, signature = signature_of(con, scope_ids(where)) if key is not None else (None, ())
+                generation, signature = signature_of(con, scope) if key is not None else (None, ())
                 kept = self._scopes.get(key, signature) if key is not None else None
                 size = self._scope_sizes.get(key) if key is not None else None
                 ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
@@ -466,9 +467,7 @@ class SQLiteStore(SqlMemoryStore):
                     self._scope_sizes[key] = len(admitted)
                     if ranked:
                         reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
-                scan = self._keep_scan(reads, key, generation, admitted, query, kept)
-                if scan is not None:
-                    scan.signature = signature
+                scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, admitted, query, kept, signature))
                 rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
                 if not rows:
                     return []
@@ -552,18 +551,16 @@ class SQLiteStore(SqlMemoryStore):
         """This search's vector scan of the filter ``sql`` compiles to, when what is kept of its scope came with it."""
         key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
         scan = reads.scans.get(key) if key is not None else None
-        return scan if scan is not None and scan.kept is not None and scan.rowids is not None else None
+        return scan if scan is not None and scan.kept is not None else None
 
     def _scope_entry(self, con: sqlite3.Connection, scan: keyword_stats.ScopeScan | None, sql: str, params: list,
                      limit: int, reads: SearchReads) -> ScopeEntry | None:
-        """Every admitted row's indexed terms for the keyword search after this search's vector scan (``scan``):
-        kept by an earlier search since the scope's last write (``sqlite_scope_cache``), or read now (the FTS5
-        table's store of them) when the scope is small (``_reads_scope_terms``) or searched a second time, and
-        kept with the rows' ranking records when they fit. None: a MATCH reads the matches instead."""
+        """Every admitted row's indexed terms for the keyword search after this search's vector scan (``scan``), read
+        now (the FTS5 table's store of them) when the scope is small (``_reads_scope_terms``) or searched a second
+        time since its last write, and kept with the rows' ranking records when they fit (an entry kept earlier
+        comes with the scan: ``_kept_scan``). None: a MATCH reads the matches instead."""
         if scan is None or (key := keyword_stats.ScopeScan.key(sql, params)) is None:
             return None
-        if scan.kept is not None:
-            return scan.kept
         rows = len(scan.rows)
         if not self._reads_scope_terms(con, rows, limit) and not self._scopes.wanted(key, scan.signature, rows):
             return None
@@ -593,12 +590,12 @@ class SQLiteStore(SqlMemoryStore):
         return rows <= SCOPE_TERMS_SHARE * top
 
     @staticmethod
-    def _keep_scan(reads: SearchReads | None, key: tuple | None, generation: str | None, admitted: list[tuple],
-                   vector: np.ndarray, kept: ScopeEntry | None) -> keyword_stats.ScopeScan | None:
+    def _keep_scan(reads: SearchReads | None, key: tuple | None,
+                   scan: keyword_stats.ScopeScan) -> keyword_stats.ScopeScan | None:
         """Keep a scoped vector search's read of the rows its filter (``key``) admits for the keyword stage."""
         if reads is None or key is None:
             return None
-        scan = reads.scans[key] = keyword_stats.ScopeScan(generation, admitted, vector, kept)
+        reads.scans[key] = scan
         return scan
 
     def focused_search(self, query: np.ndarray, where: Node, focus: Node, limit: int, reads: SearchReads | None = None

@@ -47,14 +47,15 @@ class ScopeScan:
 
     __slots__ = ("generation", "rows", "vector", "rowids", "scores", "kept", "signature", "_lengths", "_cosines")
 
-    def __init__(self, generation: str | None, rows: list[tuple], vector: Any, kept: Any = None):
+    def __init__(self, generation: str | None, rows: list[tuple], vector: Any, kept: Any = None,
+                 signature: tuple = ()):
         self.generation, self.rows, self.vector = generation, rows, vector
         self.rowids: Any = None  # the rows with a vector and their cosines (numpy), set by the vector search
         self.scores: Any = None
         #: what is kept of the scope between searches, when it is (``sqlite_scope_cache.ScopeEntry``)
         self.kept = kept
         #: the scope's own write generations when the scan read it (``sqlite_scope_cache.signature_of``)
-        self.signature: tuple = ()
+        self.signature = signature
         self._lengths: dict[int, int] | None = None if kept is None else kept.lengths
         self._cosines: dict[int, float] | None = None
 

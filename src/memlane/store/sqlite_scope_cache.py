@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from memlane.core.models import MemoryRecord
+from memlane.store.sqlite_keyword_stats import GENERATION_KEY
 
 #: large scopes keyword-searched once since their last write remembered (their second search makes their entry)
 SEEN_KEPT = 8192
@@ -104,7 +105,7 @@ def signature_of(con: sqlite3.Connection, scope: Mapping[str, Sequence[str]]) ->
     caller's read transaction."""
     pairs = [(column, value) for column in sorted(scope) for value in sorted(set(scope[column]))]
     rows = con.execute(
-        "SELECT '', '', value FROM meta WHERE key = 'generation' UNION ALL SELECT col, value, generation"
+        f"SELECT '', '', value FROM meta WHERE key = '{GENERATION_KEY}' UNION ALL SELECT col, value, generation"
         f" FROM scope_generations WHERE (col, value) IN (VALUES {', '.join('(?, ?)' for _ in pairs)})",
         [item for pair in pairs for item in pair]).fetchall()
     generation = next((value for column, _, value in rows if column == ""), None)
