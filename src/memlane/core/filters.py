@@ -128,6 +128,16 @@ def conjuncts(node: Node) -> tuple[Node, ...]:
     return node.items if isinstance(node, And) else (node,)
 
 
+def clock_columns(node: Node) -> set[str]:
+    """The columns ``node`` compares with ``NOW`` anywhere in it: a row's match can change with the clock
+    alone (without a write) only through these columns."""
+    if isinstance(node, Compare):
+        return {str(node.field)} if node.value is NOW else set()
+    if isinstance(node, Not):
+        return clock_columns(node.item)
+    return set().union(*(clock_columns(item) for item in node.items))
+
+
 def scope_ids(where: Node) -> dict[str, list[str]]:
     """The scope ids a top-level condition pins (column -> ids): what a scope index, or a keyword
     match on scope tokens, can narrow the rows by. Empty when no scope id is pinned."""

@@ -21,12 +21,19 @@ from memlane.store import SearchReads, Store
 Hit = TypeVar("Hit", bound=tuple)
 
 
+def _searchable(hits: list[Hit]) -> list[Hit]:
+    """The hits whose record is not kept out of search (most records have no metadata at all: no rule to read)."""
+    if not any(hit[0].metadata for hit in hits):
+        return hits
+    return [hit for hit in hits if hit[0].searchable]
+
+
 def _kept(fetch: Callable[[int], list[Hit]], limit: int) -> list[Hit]:
     """The first ``limit`` searchable hits of ``fetch(k)`` (best first), fetching more while hits were dropped."""
     k = limit
     while True:
         hits = fetch(k)
-        kept = [hit for hit in hits if hit[0].searchable]
+        kept = _searchable(hits)
         if len(kept) >= limit or len(hits) < k:
             return kept[:limit]
         k = 2 * k + (len(hits) - len(kept))
@@ -48,8 +55,8 @@ class SearchableStore:
         """``Store.focused_search``; when the rule removed a memory from a full list, ``search`` instead (which
         asks for more) and no focus (the caller searches it, through ``search``)."""
         near, focused = self._store.focused_search(query, where, focus, limit, reads)
-        kept = [hit for hit in near if hit[0].searchable]
-        kept_focused = None if focused is None else [hit for hit in focused if hit[0].searchable]
+        kept = _searchable(near)
+        kept_focused = None if focused is None else _searchable(focused)
         if (len(kept) < len(near) == limit) or (focused is not None and len(kept_focused) < len(focused) == limit):
             return self.search(query, where, limit, None, reads), None
         return kept, kept_focused

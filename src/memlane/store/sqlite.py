@@ -26,7 +26,7 @@ import numpy as np
 from memlane.core import jsonmatch, timeutil, vectors
 from memlane.text import keywords
 from memlane.core.errors import StorageFullError, StoreError
-from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, conjoin, conjuncts, scope_ids
+from memlane.core.filters import INTERNAL_MEMORY_COLUMNS, MEMORY_COLUMNS, MESSAGE_COLUMNS, SCOPE_COLUMNS, Compare, Node, clock_columns, conjoin, conjuncts, scope_ids
 from memlane.core.models import SEARCHABLE, MemoryRecord
 from memlane.store import bm25
 from memlane.store import sqlite_keyword_stats as keyword_stats
@@ -35,7 +35,7 @@ from memlane.store.sql import HISTORY_INSERT, RECORD_COLUMNS, SqlMemoryStore, ad
 from memlane.store.sql_dialect import T
 from memlane.store.sqlite_filters import JSON_FUNCTION, NOW_SQL, SqliteFilterCompiler
 from memlane.store.sqlite_matrix import VectorMatrix
-from memlane.store.sqlite_scope_cache import ScopeCache, ScopeEntry, signature_of
+from memlane.store.sqlite_scope_cache import UNKNOWN, ScopeCache, ScopeEntry, signature_of
 from memlane.store.sqlite_schema import migrate
 
 #: ``json.dumps(..., ensure_ascii=False)`` without building an encoder per call (a tenth of a bulk insert's time)
@@ -411,11 +411,14 @@ class SQLiteStore(SqlMemoryStore):
         candidates, of which it returns ten), named in ``reads.partial``; ``reads.whole`` reads the rest.
         Rows a small scope's scan read them of (``search``) are not read again."""
         if reads.read_whole is None:
-            reads.read_whole = lambda keys: self._run(lambda con: self._records_by_rowid(con, keys))
+            reads.read_whole = lambda keys: self._whole_records(reads.scans.get(KEPT), keys)
         entry: ScopeEntry | None = reads.scans.get(KEPT)
         kept = entry.records if entry is not None else {}
+        if entry is not None and len(rowids) == len(kept) and kept.keys() >= set(rowids):
+            reads.partial.update(entry.ids)  # the whole kept scope (a small one's candidates)
+            return kept
         found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
-        if entry is not None and len(found) == len(kept):  # the whole kept scope (a small one's candidates)
+        if entry is not None and len(found) == len(kept):
             reads.partial.update(entry.ids)
         else:
             reads.partial.update((record.id, rowid) for rowid, record in found.items())
@@ -424,6 +427,21 @@ class SQLiteStore(SqlMemoryStore):
             reads.partial.update((record.id, rowid) for rowid, record in read.items())
             found.update(read)
         return found
+
+    def _whole_records(self, kept: ScopeEntry | None, rowids: list[int]) -> dict[int, MemoryRecord]:
+        """The records of ``rowids`` read whole (those that exist), each answer's own: rows of a kept scope read
+        for an earlier answer come from the entry (``ScopeEntry.rows``), not read again."""
+        known = kept.rows if kept is not None else {}
+        rows = [(rowid, known[rowid]) for rowid in rowids if rowid in known]
+        if len(rows) < len(rowids):
+            read = self._run(lambda con: con.execute(
+                f"SELECT m.rowid, {RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
+                (json.dumps([rowid for rowid in rowids if rowid not in known]),)).fetchall())
+            read = [(row[0], row[1:]) for row in read]
+            if kept is not None:  # read after the search's snapshot: a write since has dropped the entry
+                known.update(read)
+            rows += read
+        return {rowid: self._record(row) for rowid, row in rows}
 
     def _ranking_rows(self, con: sqlite3.Connection, rowids: list[int],
                       reads: SearchReads | None) -> dict[int, MemoryRecord]:
@@ -444,7 +462,6 @@ class SQLiteStore(SqlMemoryStore):
 
     def search(self, query: np.ndarray, where: Node, limit: int, threshold: float | None,
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
-        dims = self._dims()
         sql, params = _COMPILER.compile(where)
         scope = scope_ids(where)
         with self._snapshot() as con:
@@ -452,35 +469,53 @@ class SQLiteStore(SqlMemoryStore):
                 key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
                 generation, signature = signature_of(con, scope) if key is not None else (None, ())
                 kept = self._scopes.get(key, signature) if key is not None else None
-                size = self._scope_sizes.get(key) if key is not None else None
-                ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
-                admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
-                                       f" FROM memories m WHERE {sql}", params).fetchall()
-                if kept is not None and not kept.admits(admitted):  # a row left without a write (an expiry)
-                    self._scopes.drop(key)
-                    kept = None
-                if kept is not None:  # searched before since its last write: its ranking records are kept
+                if kept is not None and kept.until is UNKNOWN:  # its first use: nothing written since it was read
+                    kept.until = self._admits_until(con, where, kept.moment)
+                if kept is not None and kept.current():  # nothing written to the scope, no expiry passed: no scan
                     reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
-                if key is not None:
-                    if len(self._scope_sizes) >= SCOPE_SIZES_KEPT:
-                        self._scope_sizes.clear()
-                    self._scope_sizes[key] = len(admitted)
-                    if ranked:
-                        reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
-                scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, admitted, query, kept, signature))
-                rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
-                if not rows:
-                    return []
-                scores = vectors.from_blobs([r[1] for r in rows], dims, self.dtype) @ query
-                rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                    scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, (), query, kept, signature))
+                    rowids, matrix = kept.rowids, kept.matrix
+                else:
+                    rowids, matrix, scan = self._scan(con, sql, params, query, key, kept, generation, signature,
+                                                      limit, reads)
+                scores = matrix @ query
                 if scan is not None:
-                    scan.rowids, scan.scores = rowids, scores
+                    scan.rowids, scan.scores, scan.matrix = rowids, scores, matrix
+                if not len(rowids):
+                    return []
                 best = vectors.top_k(scores, limit, threshold)
                 hits = list(zip(rowids[best].tolist(), scores[best].tolist()))
             else:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
             records = self._records_by_rowid(con, [rowid for rowid, _ in hits], reads)
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    def _scan(self, con: sqlite3.Connection, sql: str, params: list, query: np.ndarray, key: tuple | None,
+              kept: ScopeEntry | None, generation: str | None, signature: tuple, limit: int, reads: SearchReads | None
+              ) -> tuple[np.ndarray, np.ndarray, keyword_stats.ScopeScan | None]:
+        """A scoped search's read of the rows its filter admits: the rowids and vectors of those with a vector,
+        and (with ``reads``) the scan kept for the keyword stage. ``kept``: the scope's entry, used when the scan
+        reads the rows it was made of (a row may have left without a write: an expiry)."""
+        size = self._scope_sizes.get(key) if key is not None else None
+        ranked = kept is None and size is not None and size <= SMALL_SCOPE * limit
+        moment = timeutil.now_iso()  # no later than the statement's ml_now()
+        admitted = con.execute(f"SELECT m.rowid, m.vector, m.nterms{', ' + RANKED_COLUMNS if ranked else ''}"
+                               f" FROM memories m WHERE {sql}", params).fetchall()
+        if kept is not None and not kept.admits(admitted):  # a row left without a write (an expiry)
+            self._scopes.drop(key)
+            kept = None
+        if kept is not None:  # searched before since its last write: its ranking records are kept
+            reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
+        if key is not None:
+            if len(self._scope_sizes) >= SCOPE_SIZES_KEPT:
+                self._scope_sizes.clear()
+            self._scope_sizes[key] = len(admitted)
+            if ranked:
+                reads.scans.setdefault(RANKED, {}).update((row[0], row[3:]) for row in admitted)
+        scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, admitted, query, kept, signature, moment))
+        rows = [row for row in admitted if row[1]]  # a memory not embedded yet has an empty blob
+        matrix = vectors.from_blobs([r[1] for r in rows], self._dims(), self.dtype)
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), matrix, scan
 
     def keyword_search(self, query: str, vector: np.ndarray, where: Node, limit: int,
                        reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float, float]]:
@@ -575,9 +610,23 @@ class SQLiteStore(SqlMemoryStore):
         missing = [rowid for rowid in rowids if rowid not in records]
         if missing:
             records.update(self._ranking_rows(con, missing, reads))
-        entry = ScopeEntry(lengths, texts, records)
+        entry = ScopeEntry(lengths, texts, records, scan.rowids, scan.matrix, scan.moment)
         self._scopes.put(key, scan.signature, entry)
         return entry
+
+    def _admits_until(self, con: sqlite3.Connection, where: Node, moment: str) -> str | None:
+        """The earliest moment after ``moment`` at which ``where`` may admit other rows with no write: the first
+        ``valid_to`` to pass among the rows of its scope ids, when it compares ``valid_to`` with the clock (None:
+        none to pass; "": it compares another column with the clock, or the scan read no clock)."""
+        clocked = clock_columns(where)
+        if not clocked:
+            return None
+        if clocked != {"valid_to"} or not moment:
+            return ""
+        scope_sql, scope_params = _COMPILER.compile(conjoin(*(
+            c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+        return con.execute(f"SELECT min(m.valid_to) FROM memories m WHERE {scope_sql} AND m.valid_to > ?",
+                           (*scope_params, moment)).fetchone()[0]
 
     @staticmethod
     def _reads_scope_terms(con: sqlite3.Connection, rows: int, limit: int) -> bool:

@@ -45,13 +45,17 @@ class ScopeScan:
     lengths (so N and avgdl, and no join to filter the keyword matches), and the cosines of those with a
     vector to ``vector``. Valid only in a snapshot of the same write ``generation``."""
 
-    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "kept", "signature", "_lengths", "_cosines")
+    __slots__ = ("generation", "rows", "vector", "rowids", "scores", "matrix", "moment", "kept", "signature",
+                 "_lengths", "_cosines")
 
-    def __init__(self, generation: str | None, rows: list[tuple], vector: Any, kept: Any = None,
-                 signature: tuple = ()):
+    def __init__(self, generation: str | None, rows: Sequence[tuple], vector: Any, kept: Any = None,
+                 signature: tuple = (), moment: str = ""):
         self.generation, self.rows, self.vector = generation, rows, vector
-        self.rowids: Any = None  # the rows with a vector and their cosines (numpy), set by the vector search
+        self.rowids: Any = None  # the rows with a vector, their vectors and cosines (numpy), set by the vector search
+        self.matrix: Any = None
         self.scores: Any = None
+        #: a moment no later than the scan's reading of the clock (``ml_now()``)
+        self.moment = moment
         #: what is kept of the scope between searches, when it is (``sqlite_scope_cache.ScopeEntry``)
         self.kept = kept
         #: the scope's own write generations when the scan read it (``sqlite_scope_cache.signature_of``)

@@ -36,9 +36,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from memlane.core import timeutil
 from memlane.core.models import MemoryRecord
 from memlane.store.sqlite_keyword_stats import GENERATION_KEY
 
+#: ``ScopeEntry.until`` before it is worked out
+UNKNOWN = object()
 #: large scopes keyword-searched once since their last write remembered (their second search makes their entry)
 SEEN_KEPT = 8192
 #: an entry forgets the postings it counted when it holds more than this many terms per row (a flood of
@@ -51,11 +54,21 @@ class ScopeEntry:
     reads them (by rowid), ``rows_of(actors)`` the rows of speakers. Shared by concurrent searches: a
     term's postings are counted once and only ever added."""
 
-    __slots__ = ("lengths", "texts", "records", "ids", "_order", "_postings", "_speakers")
+    __slots__ = ("lengths", "texts", "records", "ids", "rowids", "matrix", "moment", "until", "rows", "_order",
+                 "_postings", "_speakers")
 
-    def __init__(self, lengths: dict[int, int], texts: list[tuple[int, str]], records: dict[int, MemoryRecord]):
-        """``lengths``: each admitted row's ``nterms`` by rowid, in the order the scope's scan read them."""
+    def __init__(self, lengths: dict[int, int], texts: list[tuple[int, str]], records: dict[int, MemoryRecord],
+                 rowids: np.ndarray | None = None, matrix: np.ndarray | None = None, moment: str = ""):
+        """``lengths``: each admitted row's ``nterms`` by rowid, in the order the scope's scan read them;
+        ``rowids`` and ``matrix``: the rows with a vector and their vectors, as the scan read them (at ``moment``
+        or later)."""
         self.lengths, self.texts, self.records = lengths, texts, records
+        self.rowids, self.matrix, self.moment = rowids, matrix, moment
+        #: the moment the filter may admit other rows with no write (``current``), worked out on the entry's
+        #: first use (``UNKNOWN`` before)
+        self.until: str | None | object = UNKNOWN
+        #: rows read whole for an answer (``SQLiteStore``'s record columns, by rowid), kept for the next answers
+        self.rows: dict[int, tuple] = {}
         self.ids = {record.id: rowid for rowid, record in records.items()}  # ``SearchReads.partial``'s entries
         self._order = list(lengths)
         self._postings: dict[str, tuple[tuple[int, int], ...]] = {}
@@ -66,6 +79,16 @@ class ScopeEntry:
         admits the same rows without a write unless one of them expired (``valid_to`` passed), which makes
         the entry stale."""
         return len(rows) == len(self._order) and [row[0] for row in rows] == self._order
+
+    def current(self) -> bool:
+        """Whether the scope's filter still admits exactly this entry's rows with no scan to check it (its
+        signature unchanged): its vectors are kept and no row's ``valid_to`` the filter compares with the clock
+        has passed since the entry was read (``until``: the earliest such moment, None for none; "" when the
+        filter compares another column with the clock: always scan)."""
+        until = self.until
+        if self.matrix is None or until == "" or until is UNKNOWN:
+            return False
+        return until is None or timeutil.now_iso() < until
 
     def hits(self, terms: list[str]) -> list[tuple[int, int, str, int]]:
         """(rowid, length, term, tf) for each query term a row holds (``bm25.rank``'s input)."""
