@@ -30,6 +30,18 @@ CASES = [
     ("search_memory_with_context", {"conversation": 42}, "conversation", "Input should be a valid string or"),
     ("cleanup_old_memories", {"keep_latest": "many"}, "keep_latest", "valid integer"),
     ("merge_similar_memories", {"threshold": "high"}, "threshold", "valid number"),
+    ("create_collection", {"name": 7}, "name", "Input should be a valid string"),
+    ("list_collections", {"query_filter": "year"}, "query_filter", "Input should be a valid dictionary"),
+    ("get_collection", {}, "collection_name", "Field required"),
+    ("update_collection", {"collection_name": "c", "metadata": ["x"]}, "metadata", "Input should be a valid dictionary"),
+    ("delete_collection", {"collection_name": None}, "collection_name", "Input should be a valid string"),
+    ("upsert_document", {"name": "d", "collection_name": "c", "text": 42}, "text", "Input should be a valid string"),
+    ("upsert_document", {"text": "hi", "collection_name": "c"}, "name", "Field required"),
+    ("list_documents", {"expand_pages": "all of them"}, "expand_pages", "valid boolean"),
+    ("get_document", {"document_name": "d"}, "collection_name", "Field required"),
+    ("update_document", {"document_name": "d", "collection_name": "c", "name": 3}, "name",
+     "Input should be a valid string"),
+    ("delete_document", {"collection_name": "c"}, "document_name", "Field required"),
 ]
 
 
@@ -80,6 +92,17 @@ UNKNOWN = [
     ("search_memory_with_context", {"conversation": "hi", "limit": 3}, "argument limit"),
     ("cleanup_old_memories", {"keep_last": 1}, "argument keep_last (did you mean keep_latest?)"),
     ("merge_similar_memories", {"threshhold": 0.5}, "argument threshhold (did you mean threshold?)"),
+    ("create_collection", {"name": "c", "meta": {}}, "argument meta (did you mean metadata?)"),
+    ("list_collections", {"filter": {}}, "argument filter (did you mean query_filter?)"),
+    ("get_collection", {"name": "c"}, "argument name"),
+    ("update_collection", {"collection_name": "c", "new_name": "d"}, "argument new_name (did you mean name?)"),
+    ("delete_collection", {"collection": "c"}, "argument collection (did you mean collection_name?)"),
+    ("upsert_document", {"name": "d", "collection_name": "c", "path": "/etc/passwd"}, "argument path"),
+    ("list_documents", {"expand": "pages"}, "argument expand (did you mean expand_pages?)"),
+    ("get_document", {"name": "d", "collection_name": "c"}, "argument name"),
+    ("update_document", {"document_name": "d", "collection_name": "c", "metadta": {}},
+     "argument metadta (did you mean metadata?)"),
+    ("delete_document", {"document": "d", "collection_name": "c"}, "argument document (did you mean document_name?)"),
     ("list_memories", {"a\nb": 1}, 'argument "a\\nb"'),  # a name that is no identifier, quoted: still one line
 ]
 

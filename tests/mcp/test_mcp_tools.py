@@ -230,7 +230,7 @@ def test_a_lone_surrogate_is_a_tool_failure_and_stores_nothing(caller, call):
 
 
 def test_the_server_lists_each_tool_as_its_function_in_tools_declares_it():
-    """``server.py`` registers ``tools.py``'s functions as they stand: the schema has each parameter after
+    """``server.py`` registers ``tools.py``'s (and ``document_tools.py``'s) functions as they stand: the schema has each parameter after
     ``caller`` in order (``caller`` and the SDK's ``ctx`` are not arguments), described, required when it has
     no default; the description is the function's docstring."""
     import asyncio
@@ -242,7 +242,7 @@ def test_the_server_lists_each_tool_as_its_function_in_tools_declares_it():
     assert list(listed) == [tool.__name__ for tool, _ in TOOLS]
     assert set(listed) == set(tools.TOOL_NAMES)
     for name, tool in listed.items():
-        declared = getattr(tools, name)
+        declared = {tool.__name__: tool for tool, _ in TOOLS}[name]
         parameters = list(inspect.signature(declared).parameters.values())[1:]
         properties = tool.input_schema["properties"]
         assert list(properties) == [p.name for p in parameters]

@@ -121,6 +121,11 @@ class Documents(Closing):
         """The page index of ``encoder``."""
         return self._index_of(self.encoder)
 
+    @property
+    def max_list_limit(self) -> int:
+        """The most documents ``list_documents`` returns in one call (``documents.max_top_k`` x 100)."""
+        return self.settings.max_top_k * 100
+
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any]) -> "Documents":
         return cls(config_dict)
@@ -263,7 +268,7 @@ class Documents(Closing):
         """Documents of one collection (or of ``all``), by collection and name."""
         scope = self._scope(collection_name)
         where = inputs.query_filter(query_filter)
-        limit = inputs.positive_int(limit, "limit", self.settings.max_top_k * 100)
+        limit = inputs.positive_int(limit, "limit", self.max_list_limit)
         documents = self.store.documents(scope, where, limit)
         return [_document_out(d, self.store.pages(d.id) if expand_pages else None) for d in documents]
 

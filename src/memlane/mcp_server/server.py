@@ -1,11 +1,12 @@
-"""memlane's MCP server (official ``mcp`` SDK): memory, agent-context and document-search tools for agents.
+"""memlane's MCP server (official ``mcp`` SDK): memory, agent-context and document-collection tools for agents.
 
 ``build_server(resolve)`` registers the tools; ``resolve(ctx)`` says which
 ``Memory`` a call acts on. Over stdio (``memlane mcp``) that is the local
 store; mounted in the REST server at ``/mcp`` it is the tenant of the API key
 that made the HTTP request. The tools are the functions of ``tools.py``: each
 one's parameters after ``caller`` and its docstring are the tool's schema and
-description; ``TOOLS`` lists them with what they promise (MCP annotations).
+description (``document_tools.py``'s, for document collections, likewise); ``TOOLS`` lists them with what
+they promise (MCP annotations).
 
 A tool that fails returns an MCP tool error (``isError``) with a readable
 message; the server keeps running. Arguments that do not fit a tool's schema get one line naming
@@ -32,7 +33,7 @@ from pydantic import ValidationError
 
 from memlane import __version__
 from memlane.core import field_errors
-from memlane.mcp_server import tools
+from memlane.mcp_server import document_tools, tools
 from memlane.memory import Memory
 
 log = logging.getLogger("memlane.mcp")
@@ -44,22 +45,27 @@ Call search_memories before answering questions that may depend on what you know
 call add_memory with the user's messages when they share lasting facts, preferences or changes.
 With a whole conversation at hand, should_search_memory says (cheaply) whether memory may help, and
 search_memory_with_context finds the memories it calls for, grouped as agent/user x profile/event.
+Documents (notes, manuals, PDFs) go in collections: create_collection, then upsert_document; search_documents
+finds their pages, list_documents and get_document read them back.
 Memories belong to a scope: user_id, agent_id and/or run_id. When the server has a default user,
 calls that name no scope use it."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+#: adds, never changes what is there
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+#: replaces what is there with what the call gives: calling it again changes nothing more
+REPLACES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 #: the tools in the order they are listed, each with its annotations
 TOOLS: tuple[tuple[Callable[..., dict[str, Any]], ToolAnnotations], ...] = (
-    (tools.add_memory, ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)),
+    (tools.add_memory, WRITES),
     (tools.get_event, READ_ONLY),
     (tools.search_memories, READ_ONLY),
-    (tools.search_documents, READ_ONLY),
+    (document_tools.search_documents, READ_ONLY),
     (tools.get_memory, READ_ONLY),
     (tools.list_memories, READ_ONLY),
-    (tools.update_memory, ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                          open_world_hint=False)),
+    (tools.update_memory, REPLACES),
     (tools.delete_memory, DESTRUCTIVE),
     (tools.delete_all_memories, DESTRUCTIVE),
     (tools.memory_history, READ_ONLY),
@@ -67,6 +73,17 @@ TOOLS: tuple[tuple[Callable[..., dict[str, Any]], ToolAnnotations], ...] = (
     (tools.search_memory_with_context, READ_ONLY),
     (tools.cleanup_old_memories, DESTRUCTIVE),  # maintenance (seed 002)
     (tools.merge_similar_memories, DESTRUCTIVE),
+    # document collections (document_tools.py; docs/documents.md)
+    (document_tools.create_collection, WRITES),
+    (document_tools.list_collections, READ_ONLY),
+    (document_tools.get_collection, READ_ONLY),
+    (document_tools.update_collection, REPLACES),
+    (document_tools.delete_collection, DESTRUCTIVE),
+    (document_tools.upsert_document, REPLACES),
+    (document_tools.list_documents, READ_ONLY),
+    (document_tools.get_document, READ_ONLY),
+    (document_tools.update_document, REPLACES),
+    (document_tools.delete_document, DESTRUCTIVE),
 )
 
 

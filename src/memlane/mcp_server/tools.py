@@ -44,7 +44,6 @@ from memlane.core.errors import (AddInProgress, EventNotFoundError, FilterError,
 from memlane.core.models import MEMORY_TYPES
 from memlane.memory import Memory
 from memlane.retrieval.candidates import STAGE_NAMES
-from memlane.hosting.key_limits import LimitedMemory
 from memlane.hosting.tenancy import widens_scope
 
 log = logging.getLogger("memlane.mcp")
@@ -475,55 +474,13 @@ def search_memory_with_context(
     return result
 
 
+#: every tool the server serves (those of document collections are ``document_tools.py``'s)
 TOOL_NAMES: Sequence[str] = ("add_memory", "search_memories", "get_memory", "list_memories", "update_memory",
                              "delete_memory", "delete_all_memories", "memory_history", "should_search_memory",
-                             "search_memory_with_context", "search_documents", "cleanup_old_memories",
-                             "merge_similar_memories", "get_event")
-
-
-# -- document collections --------------------------------------------------------
-
-
-def search_documents(
-    caller: Caller,
-    query: Annotated[str, Field(description="what to look for in the document collections")],
-    *,
-    collection_name: Annotated[str, Field(description="a collection's name, or 'all' for every one")] = "all",
-    top_k: Limit = 3,
-    query_filter: Annotated[Optional[dict[str, Any]], Field(
-        description='metadata lookup: {"on": "document" | "collection", "key": "year", "value": 2024, '
-                    '"lookup": "key_lookup" | "contains" | "contained_by" | "has_key" | "has_keys" | '
-                    '"has_any_keys"}')] = None,
-    keyword_search: Annotated[Optional[bool], Field(
-        description="also match the query's words in the pages' text (BM25 fused with MaxSim): "
-                    "names, codes, rare terms")] = None,
-) -> dict[str, Any]:
-    """Find the document pages most related to a query (late-interaction MaxSim), best first, with
-    their text, page number, document and collection, raw_score and normalized_score (0..1); with
-    keyword_search also keyword_score and the hybrid_score they are ranked by."""
-    from memlane.documents import Documents
-    from memlane.documents.errors import DocumentsNotFoundError
-
-    if not isinstance(query, str) or not query.strip():
-        raise ToolFailure("query must be a non-empty string")
-    if not isinstance(collection_name, str) or not collection_name:
-        raise ToolFailure("collection_name must be a collection's name, or 'all'")
-    warnings: list[str] = []
-    memory = caller.memory
-    if isinstance(memory, LimitedMemory):  # documents are the whole tenant's: refused to a user-limited key
-        memory = run(lambda: memory.shared("searching documents"))
-    documents = Documents.for_memory(memory)
-    top_k = coerce_limit(top_k, 3, documents.settings.max_top_k, warnings, name="top_k")
-
-    def search() -> dict[str, Any]:
-        try:
-            return documents.search(query, collection_name=collection_name, top_k=top_k, query_filter=query_filter,
-                                    keyword_search=keyword_search)
-        except DocumentsNotFoundError as exc:  # the caller's mistake, not a server fault
-            raise ToolFailure(str(exc)) from None
-
-    found = run(search)
-    return {**found, "count": len(found["results"]), "warnings": warnings}
+                             "search_memory_with_context", "cleanup_old_memories", "merge_similar_memories",
+                             "get_event", "search_documents", "create_collection", "list_collections",
+                             "get_collection", "update_collection", "delete_collection", "upsert_document",
+                             "list_documents", "get_document", "update_document", "delete_document")
 
 
 # -- maintenance (seed 002; docs/maintenance.md) -----------------------------------------------

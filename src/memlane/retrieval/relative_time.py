@@ -17,7 +17,8 @@ languages of the words found, is the expression; its period (``day``, ``week``, 
 span's length. Chinese numerals are read as digits when the text as written does not parse ("三天前"), and
 so are number words in the languages `text2num <https://github.com/allo-media/text2num>`_ reads (MIT;
 "hace tres días", "há duas semanas", "tre giorni fa", "drie dagen geleden": dateparser reads them only as
-digits in those languages).
+digits in those languages). A weekend with its direction ("last weekend", "el fin de semana pasado", "上周末")
+is its Saturday and Sunday (``weekends.py``: dateparser has no weekend).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 from memlane.core import timeutil
 from memlane.core.query import Query, Window
+from memlane.retrieval import weekends
 
 #: the languages whose time words are read (dateparser's locale names)
 LANGUAGES = ("en", "es", "de", "fr", "pt", "it", "nl", "ru", "zh", "zh-Hant", "ja", "ko")
@@ -117,15 +119,29 @@ def _hits(text: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def mentions(text: str) -> bool:
-    """Whether ``text`` holds a time word: the cheap test before any parsing."""
-    return bool(_hits(text))
+    """Whether ``text`` holds a time word or names a weekend: the cheap test before any parsing."""
+    return bool(_hits(text)) or weekends.mentions(text)
 
 
 def windows(text: str, anchor: datetime) -> list[Window]:
-    """The spans of the relative times ``text`` names, read against ``anchor`` (its "now"); [] for none."""
-    hits = _hits(text)
-    if not hits:
-        return []
+    """The spans of the relative times ``text`` names, read against ``anchor`` (its "now"), in the order
+    they are named; [] for none. A weekend with its direction ("last weekend", "上周末") is its Saturday and
+    Sunday (``weekends.py``); the time words within a weekend's name ("semana" of "fin de semana", "周" of
+    "周末") are not read on their own."""
+    named = weekends.places(text)
+    found = [(start, span) for start, _, span in weekends.spans(text, anchor)] if named else []
+    hits = [hit for hit in _hits(text) if not any(start < hit[1] and hit[0] < end for start, end in named)]
+    if hits:
+        found += _windows(text, anchor, hits)
+    spans: list[Window] = []
+    for _, span in sorted(found, key=lambda item: item[0]):
+        if span not in spans:
+            spans.append(span)
+    return spans
+
+
+def _windows(text: str, anchor: datetime, hits: list[tuple[int, int, str]]) -> list[tuple[int, Window]]:
+    """The spans of the expressions around ``hits`` (time words: ``_hits``), each with where it starts."""
     words, _ = _words()
     languages = sorted({language for *_, word in hits for language in words[word]})
     base = anchor.astimezone(timezone.utc).replace(tzinfo=None) if anchor.tzinfo else anchor
@@ -137,7 +153,7 @@ def windows(text: str, anchor: datetime) -> list[Window]:
             tokens += [(i, i + 1) for i in range(m.start(), m.end())]
         else:
             tokens.append(m.span())
-    spans: list[Window] = []
+    spans: list[tuple[int, Window]] = []
     used = -1
     for start, end, _ in sorted(hits):
         if start < used:
@@ -145,9 +161,7 @@ def windows(text: str, anchor: datetime) -> list[Window]:
         found = _expression(text, tokens, start, end, read, numbers)
         if found is not None:
             (used, period, moment) = found
-            span = _span(moment, period)
-            if span not in spans:
-                spans.append(span)
+            spans.append((start, _span(moment, period)))
     return spans
 
 
