@@ -31,6 +31,7 @@ def memory(tmp_path, hashing_embedder):
 
 
 def test_a_default_search_builds_only_the_records_it_returns(memory, monkeypatch):
+    memory.store._scopes.budget = 0  # a store keeping no scope (``scope_cache_rows: 0``)
     built = built_records(monkeypatch, SQLiteStore)
     for _ in range(2):  # the first search of the scope, then one that knows the scope is small
         built.clear()
@@ -40,6 +41,24 @@ def test_a_default_search_builds_only_the_records_it_returns(memory, monkeypatch
         for hit in results:  # whole: as the store holds them
             stored = memory.get(hit["id"])
             assert {k: hit.get(k) for k in FIELDS} == {k: stored.get(k) for k in FIELDS}
+
+
+def test_a_kept_scope_builds_its_records_once(memory, monkeypatch):
+    built = built_records(monkeypatch, SQLiteStore)
+    answers = []
+    for query in (QUERY, "Caroline adoption agencies", "running after work", QUERY):
+        built.clear()
+        answers.append(memory.search(query, user_id="chat", limit=3)["results"])
+        if len(answers) == 1:  # the scope's first search: its results alone
+            assert sorted(built) == sorted(hit["id"] for hit in answers[0])
+        elif len(answers) == 2:  # its second keeps it: every row's record, once
+            assert len(built) == len(set(built)) == len(TURNS)
+        else:
+            assert built == []
+    assert answers[-1] == answers[0]
+    for hit in answers[1]:  # whole: as the store holds them
+        stored = memory.get(hit["id"])
+        assert {k: hit.get(k) for k in FIELDS} == {k: stored.get(k) for k in FIELDS}
 
 
 def test_the_keyword_stage_takes_its_statistics_from_the_vector_scan(memory, monkeypatch):

@@ -115,8 +115,12 @@ def test_a_kept_record_is_never_changed_by_an_answer_as_of(pair):
     kept.update(target["id"], "Caroline adopted a dog")
     for _ in range(2):
         kept.search("Caroline adoption dog", user_id="chat", limit=10)
-    then = kept.search("Caroline adoption dog", user_id="chat", limit=10, as_of=moment)["results"]
+    for _ in range(3):  # the answer as of then is kept too
+        then = kept.search("Caroline adoption dog", user_id="chat", limit=10, as_of=moment)["results"]
     now = kept.search("Caroline adoption dog", user_id="chat", limit=10)["results"]
+    stored = dict(kept.store._con.execute("SELECT id, text FROM memories"))
+    entries = [entry for _, entry in kept.store._scopes._entries.values()]
+    assert len(entries) == 2 and all(r.text == stored[r.id] for e in entries for r in e.records.values())
     assert "Caroline is researching adoption agencies" in [h["memory"] for h in then]
     assert "Caroline adopted a dog" in [h["memory"] for h in now]
     assert "Caroline is researching adoption agencies" not in [h["memory"] for h in now]

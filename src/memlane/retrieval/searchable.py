@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memlane.core import filters as flt
-from memlane.core.models import MemoryRecord
+from memlane.core.models import SEARCHABLE, MemoryRecord
 from memlane.core.query import Query
 from memlane.store import SearchReads, Store
 
@@ -22,8 +22,8 @@ Hit = TypeVar("Hit", bound=tuple)
 
 
 def _searchable(hits: list[Hit]) -> list[Hit]:
-    """The hits whose record is not kept out of search (most records have no metadata at all: no rule to read)."""
-    if not any(hit[0].metadata for hit in hits):
+    """The hits whose record is not kept out of search (most records' metadata does not name the rule)."""
+    if not any(SEARCHABLE in hit[0].metadata for hit in hits):
         return hits
     return [hit for hit in hits if hit[0].searchable]
 

@@ -21,6 +21,7 @@ answer says so (``status: "error"``, ``fallback_failed``) rather than raising (s
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import threading
 from typing import Any
@@ -356,12 +357,15 @@ class Searcher:
         return results
 
     def as_of(self, records: list[MemoryRecord], as_of: Moment) -> list[MemoryRecord]:
-        """Give each record the text it had at ``as_of`` (from its history), and no later invalidation."""
+        """Each record with the text it had at ``as_of`` (from its history), and no later invalidation: a copy
+        of one changed since (the store's records may be shared: ``store/sqlite_scope_cache.py``)."""
         if as_of is None:
             return records
         moment = validation.moment(as_of, "as_of")
-        for record in records:
+        records = list(records)
+        for i, record in enumerate(records):
             if record.updated_at > moment:
+                record = records[i] = copy.copy(record)
                 versions = [e for e in self.store.history(record.id) if e.created_at <= moment and e.new_memory]
                 if versions:
                     record.text = versions[-1].new_memory

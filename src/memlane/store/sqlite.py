@@ -409,39 +409,30 @@ class SQLiteStore(SqlMemoryStore):
     def _ranked_records(self, con: sqlite3.Connection, rowids: list[int], reads: SearchReads) -> dict[int, MemoryRecord]:
         """The records of ``rowids`` with what ranking reads of them (``SearchReads``: a search's 100-odd
         candidates, of which it returns ten), named in ``reads.partial``; ``reads.whole`` reads the rest.
-        Rows a small scope's scan read them of (``search``) are not read again."""
+        Rows a small scope's scan read them of (``search``) are not read again; a kept scope's are whole
+        (``ScopeEntry.records``)."""
         if reads.read_whole is None:
-            reads.read_whole = lambda keys: self._whole_records(reads.scans.get(KEPT), keys)
+            reads.read_whole = lambda keys: self._whole_records(reads, keys)
         entry: ScopeEntry | None = reads.scans.get(KEPT)
-        kept = entry.records if entry is not None else {}
-        if entry is not None and len(rowids) == len(kept) and kept.keys() >= set(rowids):
-            reads.partial.update(entry.ids)  # the whole kept scope (a small one's candidates)
+        kept = entry.records if entry is not None else {}  # whole records
+        if len(rowids) == len(kept) and kept.keys() >= set(rowids):  # the whole kept scope (a small one's candidates)
             return kept
         found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
-        if entry is not None and len(found) == len(kept):
-            reads.partial.update(entry.ids)
-        else:
-            reads.partial.update((record.id, rowid) for rowid, record in found.items())
         if len(found) < len(rowids):
             read = self._ranking_rows(con, [rowid for rowid in rowids if rowid not in found], reads)
             reads.partial.update((record.id, rowid) for rowid, record in read.items())
             found.update(read)
         return found
 
-    def _whole_records(self, kept: ScopeEntry | None, rowids: list[int]) -> dict[int, MemoryRecord]:
-        """The records of ``rowids`` read whole (those that exist), each answer's own: rows of a kept scope read
-        for an earlier answer come from the entry (``ScopeEntry.rows``), not read again."""
-        known = kept.rows if kept is not None else {}
-        rows = [(rowid, known[rowid]) for rowid in rowids if rowid in known]
-        if len(rows) < len(rowids):
-            read = self._run(lambda con: con.execute(
-                f"SELECT m.rowid, {RECORD_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))",
-                (json.dumps([rowid for rowid in rowids if rowid not in known]),)).fetchall())
-            read = [(row[0], row[1:]) for row in read]
-            if kept is not None:  # read after the search's snapshot: a write since has dropped the entry
-                known.update(read)
-            rows += read
-        return {rowid: self._record(row) for rowid, row in rows}
+    def _whole_records(self, reads: SearchReads, rowids: list[int]) -> dict[int, MemoryRecord]:
+        """``SearchReads.whole``'s read: the records of ``rowids`` that exist, whole; those of a scope this search
+        kept (``_scope_entry``) from its entry."""
+        entry: ScopeEntry | None = reads.scans.get(KEPT)
+        kept = entry.records if entry is not None else {}
+        found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
+        if len(found) < len(rowids):
+            found.update(self._run(lambda con: self._records_by_rowid(con, [r for r in rowids if r not in found])))
+        return found
 
     def _ranking_rows(self, con: sqlite3.Connection, rowids: list[int],
                       reads: SearchReads | None) -> dict[int, MemoryRecord]:
@@ -604,14 +595,9 @@ class SQLiteStore(SqlMemoryStore):
         texts = con.execute(SCOPE_TERMS, (json.dumps(rowids),)).fetchall()
         if not self._scopes.fits(rows):
             return ScopeEntry(lengths, texts, {})  # this search's alone
-        # the candidates' ranking records this search built are the scope's (most of a small scope's rows)
-        records = {rowid: record for rowid, record in reads.records.items()
-                   if rowid in lengths and record.id in reads.partial}
-        missing = [rowid for rowid in rowids if rowid not in records]
-        if missing:
-            records.update(self._ranking_rows(con, missing, reads))
-        entry = ScopeEntry(lengths, texts, records, scan.rowids, scan.matrix, scan.moment)
+        entry = ScopeEntry(lengths, texts, self._records_by_rowid(con, rowids), scan.rowids, scan.matrix, scan.moment)
         self._scopes.put(key, scan.signature, entry)
+        reads.scans[KEPT] = entry  # the answer's records are among its records
         return entry
 
     def _admits_until(self, con: sqlite3.Connection, where: Node, moment: str) -> str | None:

@@ -1,5 +1,5 @@
 """What the hybrid search reads of a scope, kept between searches (SQLite) until the store is written:
-the rows' indexed terms, each query term's postings once counted, and the records ranking reads.
+the rows' vectors, their indexed terms, each query term's postings once counted, and their records.
 
 Each hybrid search of a scope reads every admitted row's indexed terms (a small scope) or walks the
 FTS5 doclists of the query's terms over the whole file (a large one), then splits each matched row
@@ -10,17 +10,20 @@ ask their conversation many questions between two turns) finds them here instead
 - the rows' FTS5 texts, and for each query term met so far its postings (rowid, tf), counted in the
   first ``nterms`` tokens of each row exactly as ``sqlite.term_hits`` counts them, so the BM25 scores
   are the same to the last bit;
-- the rows' records as ranking reads them (``SearchReads``: id, time, scope ids, speaker, context,
-  ``searchable``; never returned to a caller, who gets the record read whole, and never changed), so
-  the vector scan reads only what a vector search reads (rowid, vector, length) and builds no record;
-- the rows of each speaker, so the actor focus is ranked from the scan's own cosines.
+- the rows' records, whole: what ranking reads of them and what an answer returns, shared by the searches
+  and never changed (``Searcher.as_of`` changes copies), so no record is read or built again;
+- the rows' vectors as the scope's scan read them, so a search of a kept scope reads no row at all, only
+  the scope's generations (below);
+- the rows of each speaker, so the actor focus is ranked from the cosines of the kept vectors.
 
 Validity is the scope's own write generation: each memory id of the scope (user, agent, run) has a
 generation raised by every change of a memory holding it, by any connection or process (triggers of
 ``sqlite_schema``'s migration 20), read inside the search's own read transaction with the store's. An entry
 is used only under the generations it was read under, so a write to the scope drops it, and writes to
-other scopes leave it. A memory also leaves a scope without a write when its expiry passes: each
-search's own scan of the scope must read the rows the entry was made of, or the entry is dropped. A
+other scopes leave it. A memory also leaves a scope without a write when its expiry passes: an entry is
+used with no scan only until the first ``valid_to`` of its scope's rows after it was read (``until``, worked
+out on its first use); after that each search scans the scope again, and an entry whose rows the scan does
+not read again is dropped. A
 small scope's entry is made by its first hybrid search, which reads every row's terms anyway; a large
 scope's by its second since its last write (a large scope searched once after each write pays
 nothing extra). At most ``budget`` rows are kept, least recently used dropped first
@@ -50,12 +53,12 @@ TERMS_PER_ROW = 8
 
 
 class ScopeEntry:
-    """One scope's rows: ``hits(terms)`` gives ``term_hits``' rows, ``records`` the rows' records as ranking
-    reads them (by rowid), ``rows_of(actors)`` the rows of speakers. Shared by concurrent searches: a
-    term's postings are counted once and only ever added."""
+    """One scope's rows: ``hits(terms)`` gives ``term_hits``' rows, ``records`` the rows' whole records (by
+    rowid), ``rows_of(actors)`` the rows of speakers. Shared by concurrent searches: a term's postings are
+    counted once and only ever added."""
 
-    __slots__ = ("lengths", "texts", "records", "ids", "rowids", "matrix", "moment", "until", "rows", "_order",
-                 "_postings", "_speakers")
+    __slots__ = ("lengths", "texts", "records", "rowids", "matrix", "moment", "until", "_order", "_postings",
+                 "_speakers")
 
     def __init__(self, lengths: dict[int, int], texts: list[tuple[int, str]], records: dict[int, MemoryRecord],
                  rowids: np.ndarray | None = None, matrix: np.ndarray | None = None, moment: str = ""):
@@ -67,9 +70,6 @@ class ScopeEntry:
         #: the moment the filter may admit other rows with no write (``current``), worked out on the entry's
         #: first use (``UNKNOWN`` before)
         self.until: str | None | object = UNKNOWN
-        #: rows read whole for an answer (``SQLiteStore``'s record columns, by rowid), kept for the next answers
-        self.rows: dict[int, tuple] = {}
-        self.ids = {record.id: rowid for rowid, record in records.items()}  # ``SearchReads.partial``'s entries
         self._order = list(lengths)
         self._postings: dict[str, tuple[tuple[int, int], ...]] = {}
         self._speakers: dict[str, list[int]] | None = None
