@@ -455,31 +455,57 @@ class SQLiteStore(SqlMemoryStore):
                reads: SearchReads | None = None) -> list[tuple[MemoryRecord, float]]:
         sql, params = _COMPILER.compile(where)
         scope = scope_ids(where)
+        key = keyword_stats.ScopeScan.key(sql, params) if scope and reads is not None else None
+        if key is not None and (found := self._kept_search(key, scope, query, limit, threshold, reads)) is not None:
+            return found
         with self._snapshot() as con:
             if scope:
-                key = keyword_stats.ScopeScan.key(sql, params) if reads is not None else None
                 generation, signature = signature_of(con, scope) if key is not None else (None, ())
                 kept = self._scopes.get(key, signature) if key is not None else None
                 if kept is not None and kept.until is UNKNOWN:  # its first use: nothing written since it was read
                     kept.until = self._admits_until(con, where, kept.moment)
-                if kept is not None and kept.current():  # nothing written to the scope, no expiry passed: no scan
-                    reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
-                    scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, (), query, kept, signature))
-                    rowids, matrix = kept.rowids, kept.matrix
-                else:
-                    rowids, matrix, scan = self._scan(con, sql, params, query, key, kept, generation, signature,
-                                                      limit, reads)
-                scores = matrix @ query
-                if scan is not None:
-                    scan.rowids, scan.scores, scan.matrix = rowids, scores, matrix
-                if not len(rowids):
-                    return []
-                best = vectors.top_k(scores, limit, threshold)
-                hits = list(zip(rowids[best].tolist(), scores[best].tolist()))
+                if kept is not None and kept.current():
+                    return self._kept_hits(kept, key, generation, signature, query, limit, threshold, reads)
+                rowids, matrix, scan = self._scan(con, sql, params, query, key, kept, generation, signature, limit,
+                                                  reads)
+                hits = self._nearest(rowids, matrix, scan, query, limit, threshold)
             else:
                 hits = self._matrix.search(con, query, sql, params, limit, threshold)
             records = self._records_by_rowid(con, [rowid for rowid, _ in hits], reads)
         return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    def _kept_search(self, key: tuple, scope: dict[str, list[str]], query: np.ndarray, limit: int,
+                     threshold: float | None, reads: SearchReads) -> list[tuple[MemoryRecord, float]] | None:
+        """The search of a kept scope with nothing written to it and no expiry passed since it was read
+        (``ScopeEntry.current``): one statement, its generations (consistent by itself: no read transaction);
+        None when the scope is not kept so (``search`` reads it)."""
+        generation, signature = signature_of(self._con, scope)
+        kept = self._scopes.get(key, signature)
+        if kept is None or not kept.current():
+            return None
+        return self._kept_hits(kept, key, generation, signature, query, limit, threshold, reads)
+
+    def _kept_hits(self, kept: ScopeEntry, key: tuple, generation: str | None, signature: tuple, query: np.ndarray,
+                   limit: int, threshold: float | None, reads: SearchReads) -> list[tuple[MemoryRecord, float]]:
+        """The nearest rows of a kept scope, from its kept vectors and records: no row read."""
+        reads.scans[KEPT] = kept  # its records are the cache's: read, never changed
+        scan = self._keep_scan(reads, key, keyword_stats.ScopeScan(generation, (), query, kept, signature))
+        hits = self._nearest(kept.rowids, kept.matrix, scan, query, limit, threshold)
+        records = self._records_by_rowid(self._con, [rowid for rowid, _ in hits], reads)  # all kept: no statement
+        return [(records[rowid], score) for rowid, score in hits if rowid in records]
+
+    @staticmethod
+    def _nearest(rowids: np.ndarray, matrix: np.ndarray, scan: keyword_stats.ScopeScan | None, query: np.ndarray,
+                 limit: int, threshold: float | None) -> list[tuple[int, float]]:
+        """The best ``limit`` of the scope's rows with a vector (``rowids``, ``matrix``) by cosine to ``query``, the
+        cosines of all kept with the ``scan`` for the keyword stage."""
+        scores = matrix @ query
+        if scan is not None:
+            scan.rowids, scan.scores, scan.matrix = rowids, scores, matrix
+        if not len(rowids):
+            return []
+        best = vectors.top_k(scores, limit, threshold)
+        return list(zip(rowids[best].tolist(), scores[best].tolist()))
 
     def _scan(self, con: sqlite3.Connection, sql: str, params: list, query: np.ndarray, key: tuple | None,
               kept: ScopeEntry | None, generation: str | None, signature: tuple, limit: int, reads: SearchReads | None
