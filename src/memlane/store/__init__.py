@@ -34,8 +34,9 @@ class SQLiteStoreConfig(BaseModel):
     embedding_model_dims: Optional[int] = Field(None, ge=1, description="checked against the embedder")
     vector_dtype: Literal["float32", "float16"] = "float32"
     busy_timeout: float = Field(30.0, gt=0, description="seconds to wait for another writer")
-    scope_cache_rows: int = Field(100_000, ge=0, description="rows of searched scopes whose keyword terms and ranking "
-                                  "fields are kept in memory until a write to the scope (docs/retrieval.md; 0: none)")
+    scope_cache_rows: int = Field(100_000, ge=0, description="rows of searched scopes whose vectors, keyword terms and "
+                                  "records are kept in memory until a write to the scope, about 3 KB each "
+                                  "(docs/retrieval.md; 0: none)")
     synchronous: Literal["normal", "full"] = Field(
         "normal", description="when a commit is on the disk (docs/storage.md, Durability): 'normal' (WAL; an "
                               "acknowledged write survives a crash of the process, the last ones may be lost on "
