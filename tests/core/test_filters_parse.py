@@ -5,7 +5,8 @@ from datetime import datetime, timezone
 import pytest
 
 from memlane.core.errors import FilterError
-from memlane.core.filters import MATCH_ALL, And, Compare, Field, Not, Or, parse
+from memlane.core import scope
+from memlane.core.filters import MATCH_ALL, NOW, And, Compare, Field, Not, Or, clock_columns, parse
 
 meta = lambda *path: Field(path=path)  # noqa: E731
 col = lambda name: Field(column=name)  # noqa: E731
@@ -113,3 +114,20 @@ def test_document_targets_for_collections():
     node = parse({"on": "collection", "key": "year", "value": 2024, "lookup": "key_lookup"},
                  columns=(), targets=("document", "collection"))
     assert node == Compare(Field(path=("year",), target="collection"), "key_text", 2024)
+
+
+def _on(column: str, value) -> Compare:
+    return Compare(Field(column=column), "gt", value)
+
+
+@pytest.mark.parametrize("node, columns", [
+    (MATCH_ALL, set()),
+    (_on("created_at", "2024-01-01"), set()),
+    (scope.ACTIVE, {"valid_to"}),  # what every read of active memories compares
+    (And((Compare(Field(column="user_id"), "eq", "u"), scope.ACTIVE)), {"valid_to"}),
+    (Not(_on("created_at", NOW)), {"created_at"}),
+    (Or((_on("valid_to", NOW), And((_on("created_at", NOW),)))), {"valid_to", "created_at"}),
+    (scope.validity(False, "2024-05-01T00:00:00+00:00"), set()),  # as of a moment: no clock
+])
+def test_clock_columns_are_those_compared_with_now(node, columns):
+    assert clock_columns(node) == columns

@@ -149,11 +149,18 @@ def test_a_memory_expiring_between_two_searches_is_not_found_again(pair):
     kept, bare = pair
     for memory in (kept, bare):
         target = next(h for h in memory.get_all(user_id="chat")["results"] if "adoption" in h["memory"])
-        memory.set_expiration(target["id"], datetime.now(timezone.utc) + timedelta(seconds=1.5))
-    for _ in range(2):
+        memory.set_expiration(target["id"], datetime.now(timezone.utc) + timedelta(seconds=3))
+    for _ in range(3):  # made, then first used (its first expiry worked out)
+        kept.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)
+    statements: list[str] = []
+    kept.store._con.set_trace_callback(statements.append)
+    try:  # before the expiry, what was kept is used with no scan
         found = kept.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]
+    finally:
+        kept.store._con.set_trace_callback(None)
+    assert len(statements) == 1 and "scope_generations" in statements[0]
     assert "Caroline is researching adoption agencies" in [h["memory"] for h in found]
-    time.sleep(1.6)  # the expiry passes: no write tells the store
+    time.sleep(3.1)  # the expiry passes: no write tells the store
     answer = kept.search("Caroline adoption agencies", user_id="chat", limit=20, keyword_search=True)["results"]
     assert "Caroline is researching adoption agencies" not in [h["memory"] for h in answer]
     assert [(h["memory"], h["scores"]) for h in answer] == [

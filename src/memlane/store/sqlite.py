@@ -456,7 +456,8 @@ class SQLiteStore(SqlMemoryStore):
         sql, params = _COMPILER.compile(where)
         scope = scope_ids(where)
         key = keyword_stats.ScopeScan.key(sql, params) if scope and reads is not None else None
-        if key is not None and (found := self._kept_search(key, scope, query, limit, threshold, reads)) is not None:
+        if key is not None and self._scopes.holds(key) and \
+                (found := self._kept_search(key, scope, query, limit, threshold, reads)) is not None:
             return found
         with self._snapshot() as con:
             if scope:

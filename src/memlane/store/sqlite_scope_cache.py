@@ -160,6 +160,10 @@ class ScopeCache:
             self._entries.move_to_end(key)
             return found[1]
 
+    def holds(self, key: tuple) -> bool:
+        """Whether an entry of the scope is kept (under some signature: ``get`` tells whether it is current)."""
+        return key in self._entries
+
     def fits(self, rows: int) -> bool:
         """Whether an entry of ``rows`` rows may be kept (the budget)."""
         return rows <= self.budget
