@@ -201,3 +201,16 @@ def test_every_change_of_a_memory_raises_its_scope_ids_generations_only(tmp_path
         write(memory, target)
         after = _generations(memory)
     assert {key for key in after if after[key] != before.get(key)} == raised
+
+
+def test_an_answer_is_the_callers_own(tmp_path):
+    with _memory(tmp_path / "m.db") as memory:
+        memory.add("Caroline keeps a list of adoption agencies", user_id="u", infer=False,
+                   metadata={"tags": ["adoption"], "source": {"app": "chat"}})
+        for _ in range(3):  # kept from the second search: the third answers from the kept records
+            hit = memory.search("adoption agencies", user_id="u", limit=1)["results"][0]
+        hit["metadata"]["tags"].append("changed by the caller")
+        hit["metadata"]["source"]["app"] = "changed"
+        hit["metadata"]["new"] = 1
+        again = memory.search("adoption agencies", user_id="u", limit=1)["results"][0]
+    assert again["metadata"] == {"tags": ["adoption"], "source": {"app": "chat"}}

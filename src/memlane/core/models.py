@@ -7,6 +7,7 @@ and validate it at the boundaries (REST, tests).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
@@ -64,6 +65,16 @@ class NewMemory(MemoryFields):
     updated_at: str | None = None
 
 
+def _copied(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The caller's own copy of a record's metadata, nested values too (a store may share its records between
+    answers: ``store/sqlite_scope_cache.py``); a flat document costs one ``dict`` copy."""
+    copied = dict(metadata)
+    for key, value in copied.items():
+        if isinstance(value, (dict, list)):
+            copied[key] = copy.deepcopy(value)
+    return copied
+
+
 @dataclass(slots=True)
 class MemoryRecord(MemoryFields):
     id: str
@@ -85,7 +96,7 @@ class MemoryRecord(MemoryFields):
             "id": self.id,
             "memory": self.text,
             "hash": self.hash,
-            "metadata": dict(self.metadata),
+            "metadata": _copied(self.metadata),
             "score": score,
             "created_at": self.created_at,
             "updated_at": self.updated_at,

@@ -18,15 +18,16 @@ ask their conversation many questions between two turns) finds them here instead
 
 Validity is the scope's own write generation: each memory id of the scope (user, agent, run) has a
 generation raised by every change of a memory holding it, by any connection or process (triggers of
-``sqlite_schema``'s migration 20), read inside the search's own read transaction with the store's. An entry
-is used only under the generations it was read under, so a write to the scope drops it, and writes to
-other scopes leave it. A memory also leaves a scope without a write when its expiry passes: an entry is
-used with no scan only until the first ``valid_to`` of its scope's rows after it was read (``until``, worked
-out on its first use); after that each search scans the scope again, and an entry whose rows the scan does
-not read again is dropped. A
-small scope's entry is made by its first hybrid search, which reads every row's terms anyway; a large
-scope's by its second since its last write (a large scope searched once after each write pays
-nothing extra). At most ``budget`` rows are kept, least recently used dropped first
+``sqlite_schema``'s migration 20), read in one statement with the store's (inside the search's read
+transaction when it scans the scope). An entry is used only under the generations it was read under, so a
+write to the scope drops it, and writes to other scopes leave it. A memory also leaves a scope without a
+write when its expiry passes: an entry is used with no scan only until the first ``valid_to`` of its
+scope's rows after it was read (``until``, worked out on its first use); after that each search scans the
+scope again, and an entry whose rows the scan does not read again is dropped. A small scope's entry is
+made by its first hybrid search, which reads every row's terms anyway; a large scope's by its second
+since its last write (a large scope searched once after each write pays nothing extra). Records are
+shared by the searches: an answer's items copy them (``MemoryRecord.to_item``, metadata included). At
+most ``budget`` rows are kept, least recently used dropped first
 (``vector_store.config.scope_cache_rows``; 0 keeps none).
 """
 
