@@ -148,6 +148,18 @@ def register_functions(con: sqlite3.Connection) -> None:
     con.create_function("ml_now", 0, timeutil.now_iso, deterministic=True)
 
 
+def _scope_filter(where: Node) -> tuple[str, list]:
+    """``where``'s scope ids alone (its top-level user, agent and run conditions), compiled."""
+    return _COMPILER.compile(conjoin(*(
+        c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+
+
+def _kept_records(reads: SearchReads) -> dict[int, MemoryRecord]:
+    """The whole records of the scope this search found kept (``KEPT``), by rowid; empty for none."""
+    entry: ScopeEntry | None = reads.scans.get(KEPT)
+    return entry.records if entry is not None else {}
+
+
 class SQLiteStore(SqlMemoryStore):
     #: ``vector_store.provider`` (``SharedDatabase``: the document store beside it is found by it)
     provider = "sqlite"
@@ -413,8 +425,7 @@ class SQLiteStore(SqlMemoryStore):
         (``ScopeEntry.records``)."""
         if reads.read_whole is None:
             reads.read_whole = lambda keys: self._whole_records(reads, keys)
-        entry: ScopeEntry | None = reads.scans.get(KEPT)
-        kept = entry.records if entry is not None else {}  # whole records
+        kept = _kept_records(reads)
         if len(rowids) == len(kept) and kept.keys() >= set(rowids):  # the whole kept scope (a small one's candidates)
             return kept
         found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
@@ -427,17 +438,15 @@ class SQLiteStore(SqlMemoryStore):
     def _whole_records(self, reads: SearchReads, rowids: list[int]) -> dict[int, MemoryRecord]:
         """``SearchReads.whole``'s read: the records of ``rowids`` that exist, whole; those of a scope this search
         kept (``_scope_entry``) from its entry."""
-        entry: ScopeEntry | None = reads.scans.get(KEPT)
-        kept = entry.records if entry is not None else {}
+        kept = _kept_records(reads)
         found = {rowid: kept[rowid] for rowid in rowids if rowid in kept}
         if len(found) < len(rowids):
             found.update(self._run(lambda con: self._records_by_rowid(con, [r for r in rowids if r not in found])))
         return found
 
-    def _ranking_rows(self, con: sqlite3.Connection, rowids: list[int],
-                      reads: SearchReads | None) -> dict[int, MemoryRecord]:
+    def _ranking_rows(self, con: sqlite3.Connection, rowids: list[int], reads: SearchReads) -> dict[int, MemoryRecord]:
         """The ranking records of ``rowids`` (``_ranked_records``): from a small scope's scan, else read."""
-        scanned = reads.scans.get(RANKED, {}) if reads is not None else {}
+        scanned = reads.scans.get(RANKED, {})
         rows = [(rowid, *scanned[rowid]) for rowid in rowids if rowid in scanned]
         unread = [rowid for rowid in rowids if rowid not in scanned]
         if unread:
@@ -610,8 +619,8 @@ class SQLiteStore(SqlMemoryStore):
                      limit: int, reads: SearchReads) -> ScopeEntry | None:
         """Every admitted row's indexed terms for the keyword search after this search's vector scan (``scan``), read
         now (the FTS5 table's store of them) when the scope is small (``_reads_scope_terms``) or searched a second
-        time since its last write, and kept with the rows' ranking records when they fit (an entry kept earlier
-        comes with the scan: ``_kept_scan``). None: a MATCH reads the matches instead."""
+        time since its last write, and kept with the rows' vectors and whole records when they fit (an entry kept
+        earlier comes with the scan: ``_kept_scan``). None: a MATCH reads the matches instead."""
         if scan is None or (key := keyword_stats.ScopeScan.key(sql, params)) is None:
             return None
         rows = len(scan.rows)
@@ -636,8 +645,7 @@ class SQLiteStore(SqlMemoryStore):
             return None
         if clocked != {"valid_to"} or not moment:
             return ""
-        scope_sql, scope_params = _COMPILER.compile(conjoin(*(
-            c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+        scope_sql, scope_params = _scope_filter(where)
         return con.execute(f"SELECT min(m.valid_to) FROM memories m WHERE {scope_sql} AND m.valid_to > ?",
                            (*scope_params, moment)).fetchone()[0]
 
@@ -701,10 +709,7 @@ class SQLiteStore(SqlMemoryStore):
 
     def _lengths_index_pays(self, con: sqlite3.Connection, where: Node) -> bool:
         """Count a search's BM25 statistics from the memories_lengths index (sqlite_keyword_stats.py)?"""
-        scope_sql, scope_params = None, []
-        if scope_ids(where):
-            scope_sql, scope_params = _COMPILER.compile(conjoin(*(
-                c for c in conjuncts(where) if isinstance(c, Compare) and c.field.column in SCOPE_COLUMNS)))
+        scope_sql, scope_params = _scope_filter(where) if scope_ids(where) else (None, [])
         return keyword_stats.use_lengths_index(con, where, scope_sql, scope_params)
 
     def similar(self, queries: np.ndarray, where: Node, k: int) -> tuple[list[MemoryRecord], np.ndarray]:
