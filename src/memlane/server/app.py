@@ -15,7 +15,6 @@ streamable-HTTP endpoint is mounted at ``/mcp`` behind the same API keys.
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import json
 import logging
@@ -44,7 +43,7 @@ from memlane.hosting.keys import open_key_store
 from memlane.core.scope import DEFAULT_USER_ID
 from memlane.server import (context_routes, dashboard, documents_routes, errors, events_routes, openapi, platform,
                             project_routes, routes)
-from memlane.server import grants, platform_batch, platform_entities, platform_profiles, platform_refusals
+from memlane.server import garbage, grants, platform_batch, platform_entities, platform_profiles, platform_refusals
 from memlane.embeddings.batching import BatchingEmbedder
 from memlane.llms import check_llm
 from memlane.server.local_token import KeysWithLocalToken
@@ -198,10 +197,8 @@ def create_app(settings: ServerSettings | None = None, *, embedder: Embedder | N
             if settings.background and hasattr(tenants, "start_background"):
                 # async adds are formed here: every tenant's, by background.workers threads
                 await anyio.to_thread.run_sync(tenants.start_background)
-            # The model and libraries are millions of long-lived objects; a full garbage collection
-            # walking them stalls every request for a few hundred ms. Exempt what exists now.
-            gc.collect()
-            gc.freeze()
+            # the model and libraries frozen out of garbage collection, young collections rarer (server/garbage.py)
+            stack.enter_context(garbage.long_lived_heap())
             if settings.threads:
                 anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
             announcement = settings.announcement()

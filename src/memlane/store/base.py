@@ -55,7 +55,9 @@ class SearchReads:
     A store may read the candidates' records **in part**: what ranking reads of them (id, ``created_at``,
     the scope ids, ``actor_id``, ``context``, ``metadata``; the text and the rest left empty), since most
     candidates are dropped. It names them in ``partial`` (memory id -> its key) and sets ``read_whole``
-    (keys -> whole records); ``whole`` gives the records a search returns or reads further."""
+    (``read_whole(reads, keys)`` -> whole records: given the reads, so that it need not hold them, which would make
+    every search's reads a reference cycle left to the garbage collector); ``whole`` gives the records a search
+    returns or reads further."""
 
     __slots__ = ("records", "scans", "partial", "read_whole")
 
@@ -63,7 +65,7 @@ class SearchReads:
         self.records: dict[Any, MemoryRecord] = {}
         self.scans: dict[Any, Any] = {}
         self.partial: dict[str, Any] = {}
-        self.read_whole: Callable[[list[Any]], dict[Any, MemoryRecord]] | None = None
+        self.read_whole: Callable[[SearchReads, list[Any]], dict[Any, MemoryRecord]] | None = None
 
     def whole(self, records: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
         """``records`` whole, by memory id: those read in part read again (one read for all); one deleted
@@ -71,7 +73,7 @@ class SearchReads:
         whole = {r.id: r for r in records if r.id not in self.partial}
         keys = [self.partial[r.id] for r in records if r.id in self.partial]
         if keys and self.read_whole is not None:
-            for key, record in self.read_whole(keys).items():
+            for key, record in self.read_whole(self, keys).items():
                 self.records[key] = whole[record.id] = record
                 del self.partial[record.id]
         return whole

@@ -424,7 +424,7 @@ class SQLiteStore(SqlMemoryStore):
         Rows a small scope's scan read them of (``search``) are not read again; a kept scope's are whole
         (``ScopeEntry.records``)."""
         if reads.read_whole is None:
-            reads.read_whole = lambda keys: self._whole_records(reads, keys)
+            reads.read_whole = self._whole_records
         kept = _kept_records(reads)
         if len(rowids) == len(kept) and kept.keys() >= set(rowids):  # the whole kept scope (a small one's candidates)
             return kept
