@@ -12,7 +12,7 @@ from memlane.core.models import MemoryItem, MemoryRecord, NewMemory
 from memlane.core.query import Query, date_windows
 from memlane.store.sqlite import match_expression
 from memlane.retrieval import fusion, judge, timeline
-from memlane.retrieval.candidates import Candidate
+from memlane.retrieval.candidates import Candidate, Pool
 from support.openai_server import Reply, chat_completion
 from support.notes import NOTES
 from support.counting import TokenCounting
@@ -97,20 +97,27 @@ def test_keyword_index_follows_updates_deletes_and_validity(hybrid):
 
 
 def test_fusion_methods():
-    def cand(name, cos, kw=None):
-        return Candidate(MemoryRecord(id=name, text=name, hash="", created_at="", updated_at=""), cos, keyword=kw, score=cos)
+    def rec(name):
+        return MemoryRecord(id=name, text=name, hash="", created_at="", updated_at="")
 
-    vector = [cand("a", 0.9), cand("b", 0.5), cand("c", 0.1)]
-    keyword = [cand("c", 0.1, kw=1.0), cand("d", 0.0, kw=0.25)]  # a memory's keyword score: its share of the query
-    weighted = fusion.fuse([*vector], [*keyword], method="weighted", keyword_weight=0.5)
+    def vector(*hits):
+        return Pool.of([(rec(name), cos) for name, cos in hits])
+
+    def ids(pool):
+        return [record.id for record in pool.records]
+
+    # a memory's keyword score: its share of the query
+    weighted = fusion.fuse(vector(("a", 0.9), ("b", 0.5), ("c", 0.1)), [(rec("c"), 1.0, 0.1), (rec("d"), 0.25, 0.0)],
+                           method="weighted", keyword_weight=0.5)
     # cosine min-max over the pool: a 1, b .56, c .11, d 0; shares as they are: c 1, d .25
-    assert [c.record.id for c in weighted] == ["c", "a", "b", "d"]
-    weak = fusion.fuse([cand("a", .9), cand("b", .5), cand("c", .1)], [cand("c", .1, kw=0.1)], method="weighted",
+    assert ids(weighted) == ["c", "a", "b", "d"]
+    assert weighted.best(1)[0].keyword == 1.0 and weighted.best()[2].keyword is None  # b matched no keyword
+    weak = fusion.fuse(vector(("a", .9), ("b", .5), ("c", .1)), [(rec("c"), 0.1, 0.1)], method="weighted",
                        keyword_weight=0.5)
-    assert [c.record.id for c in weak] == ["a", "b", "c"]  # a small share (a common word) lifts nothing
-    rrf = fusion.fuse([cand("a", .9), cand("b", .5), cand("c", .1)], [cand("c", .1, 8.0), cand("d", 0, 2.0)], method="rrf")
-    assert rrf[0].record.id in ("a", "c") and {c.record.id for c in rrf} == {"a", "b", "c", "d"}
-    blended = fusion.blend(weighted, np.array([0.0, 0.0, 1.0, 0.0]), 1.0)
+    assert ids(weak) == ["a", "b", "c"]  # a small share (a common word) lifts nothing
+    rrf = fusion.fuse(vector(("a", .9), ("b", .5), ("c", .1)), [(rec("c"), 8.0, .1), (rec("d"), 2.0, 0.0)], method="rrf")
+    assert ids(rrf)[0] in ("a", "c") and set(ids(rrf)) == {"a", "b", "c", "d"}
+    blended = fusion.blend(weighted.best(), np.array([0.0, 0.0, 1.0, 0.0]), 1.0)
     assert blended[0].record.id == "b" and blended[0].rerank == 1.0
 
 
@@ -132,7 +139,12 @@ def test_dates_named_in_a_query_become_time_windows():
 def _candidate(name, score, created, user="u", actor=None, context=None):
     record = MemoryRecord(id=name, text=name, hash="", created_at=created, updated_at=created, user_id=user,
                           actor_id=actor, context=context)
-    return Candidate(record, score, score=score)
+    return record, score
+
+
+def _apply(hits, query, **weights):
+    ranked, info = timeline.apply(Pool.of(hits), query, **weights)
+    return ranked.best(), info
 
 
 def test_timeline_lends_neighbours_score_and_boosts_named_dates():
@@ -146,16 +158,16 @@ def test_timeline_lends_neighbours_score_and_boosts_named_dates():
                 cand("elsewhere", 0.5, "2023-05-08T13:56:02+00:00", user="v", actor="Cy"),  # another user's memory
                 cand("bottom", 0.1, "2023-02-01T00:00:00+00:00")]
 
-    ranked, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.4,
+    ranked, info = _apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.4,
                                   neighbour_gap_seconds=3600)
     assert [c.record.id for c in ranked[:2]] == ["match", "reply"] and info == {"neighbour_pairs": 1}
     assert ranked[0].score == pytest.approx(1 + 0.4 * 0.5) and ranked[1].score == pytest.approx(0.5 + 0.4)
-    dated, info = timeline.apply(pool(), Query("what happened in January 2023?"), date_weight=0.3, neighbour_weight=0.0,
+    dated, info = _apply(pool(), Query("what happened in January 2023?"), date_weight=0.3, neighbour_weight=0.0,
                                  neighbour_gap_seconds=3600)
     assert [c.record.id for c in dated[:2]] == ["match", "isolated"] and info == {"date_windows": 1, "in_window": 1}
-    unchanged, info = timeline.apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.0,
+    unchanged, info = _apply(pool(), Query("where will it be?"), date_weight=0.3, neighbour_weight=0.0,
                                      neighbour_gap_seconds=3600)
-    assert [c.record.id for c in unchanged] == [c.record.id for c in pool()] and info == {}
+    assert [c.record.id for c in unchanged] == [record.id for record, _ in pool()] and info == {}
 
 
 @pytest.mark.parametrize("first, second, lent", [
@@ -168,7 +180,7 @@ def test_timeline_lends_neighbours_score_and_boosts_named_dates():
 def test_only_turns_of_a_conversation_lend_each_other_score(first, second, lent):
     pool = [_candidate("a", 0.9, "2023-05-08T13:56:00+00:00", **first),
             _candidate("b", 0.2, "2023-05-08T13:56:30+00:00", **second)]
-    ranked, info = timeline.apply(pool, Query("anything"), date_weight=0.3, neighbour_weight=0.5,
+    ranked, info = _apply(pool, Query("anything"), date_weight=0.3, neighbour_weight=0.5,
                                   neighbour_gap_seconds=3600)
     assert info["neighbour_pairs"] == int(lent)
     assert {c.record.id: c.score for c in ranked}["b"] == pytest.approx(0.5 if lent else 0.0)
@@ -188,7 +200,7 @@ def test_the_timeline_reads_the_times_only_of_a_pool_it_can_change(monkeypatch, 
     pool = [_candidate("a", 0.9, "2023-05-08T13:56:00+00:00", **first),
             _candidate("b", 0.2, "2023-05-08T13:56:30+00:00", **second),
             _candidate("c", 0.4, "2023-05-09T08:00:00+00:00", **first)]
-    ranked, info = timeline.apply(pool, Query(query), date_weight=0.3, neighbour_weight=0.5,
+    ranked, info = _apply(pool, Query(query), date_weight=0.3, neighbour_weight=0.5,
                                   neighbour_gap_seconds=3600)
     assert bool(read) is reads_times
     if not reads_times:  # the pool's order and its min-max normalised scores, as when nothing is lent

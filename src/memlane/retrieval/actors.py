@@ -19,7 +19,7 @@ import numpy as np
 from memlane.core import filters as flt
 from memlane.core.models import MemoryRecord
 from memlane.core.query import Query
-from memlane.retrieval.candidates import Candidate, minmax
+from memlane.retrieval.candidates import Pool, minmax
 
 
 def named_actors(text: str, actors: set[str]) -> set[str]:
@@ -48,19 +48,17 @@ def focus(text: str) -> flt.Node | None:
 
 
 def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]], query: Query, where: flt.Node,
-         candidates: list[Candidate], pool: int,
-         focused: list[tuple[MemoryRecord, float]] | None = None) -> tuple[list[Candidate], set[str], dict[str, Any]]:
+         pool: Pool, k: int, focused: list[tuple[MemoryRecord, float]] | None = None) -> tuple[Pool, set[str], dict[str, Any]]:
     """The pool with the named actors' nearest memories added (vector candidates, scored by cosine;
-    ``search(vector, where, limit)`` is the vector search, cosines on the common scale).
+    ``search(vector, where, limit)`` is the vector search, cosines on the common scale), sorted by score.
     An actor is named when the query spells its id as one word (looked up in the store, so an actor
     outside the pool is found too) or, for ids of several words, when it is among the candidates'.
     A pool in which no memory has an actor skips the lookup: the scope keeps no speakers. ``focused``: the
-    nearest ``pool`` memories of ``focus(query.text)`` found already (``Store.focused_search``), used
+    nearest ``k`` memories of ``focus(query.text)`` found already (``Store.focused_search``), used
     instead of a search when the candidates name no actor beyond those forms."""
-    actors = {c.record.actor_id for c in candidates if c.record.actor_id}
+    actors = {record.actor_id for record in pool.records if record.actor_id}
     if not actors:  # memories without speakers (one user's notes): no second search to pay for
-        return candidates, set(), {"actors": 0, "added": 0}
-    present = {c.record.id for c in candidates}
+        return pool, set(), {"actors": 0, "added": 0}
     named = named_actors(query.text, actors)
     forms = set(name_forms(query.text))
     names = sorted(forms | named)
@@ -68,18 +66,18 @@ def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]
     if focused is not None and named <= forms:  # the same search, done already
         hits = focused
     else:
-        hits = search(query.vector, scoped, pool) if scoped is not None else []
+        hits = search(query.vector, scoped, k) if scoped is not None else []
     named |= {record.actor_id for record, _ in hits if record.actor_id}
-    added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
-    merged = sorted(candidates + added, key=lambda c: -c.score)
-    return merged, named, {"actors": len(named), "added": len(added)}
+    added = pool.add(hits)
+    pool.sort()
+    return pool, named, {"actors": len(named), "added": added}
 
 
-def boost(candidates: list[Candidate], named: set[str], weight: float) -> list[Candidate]:
-    """Every memory of a named actor gains ``weight`` on the min-max normalised score."""
-    if not named or weight <= 0 or not candidates:
-        return candidates
-    scores = minmax(np.array([c.score for c in candidates]))
-    for c, s in zip(candidates, scores):
-        c.score = float(s + (weight if c.record.actor_id in named else 0.0))
-    return sorted(candidates, key=lambda c: -c.score)
+def boost(pool: Pool, named: set[str], weight: float) -> Pool:
+    """Every memory of a named actor gains ``weight`` on the min-max normalised score; the pool sorted again."""
+    if not named or weight <= 0 or not len(pool):
+        return pool
+    theirs = np.fromiter((record.actor_id in named for record in pool.records), bool, len(pool))
+    pool.score = minmax(pool.score) + np.where(theirs, weight, 0.0)
+    pool.sort()
+    return pool

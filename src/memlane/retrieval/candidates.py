@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +36,74 @@ class Candidate:
         if self.rerank is not None:
             out["rerank"] = round(self.rerank, 6)
         return out
+
+
+class Pool:
+    """A search's candidates while the stages rank them (vector, actors, dates, keyword, timeline): their records in
+    the current order and, as arrays in that order, each one's cosine, keyword share (NaN: no keyword match) and the
+    score the order is by. The stages work on the arrays; ``best(n)`` makes ``Candidate``s of the first ``n`` only
+    (a search of a 100-row scope ranks every row and returns ten)."""
+
+    __slots__ = ("records", "cosine", "keyword", "score", "_index")
+
+    def __init__(self, records: list[MemoryRecord], cosine: np.ndarray, keyword: np.ndarray | None = None,
+                 score: np.ndarray | None = None):
+        self.records = records
+        self.cosine = np.asarray(cosine, dtype=np.float64)
+        self.keyword = np.full(len(records), np.nan) if keyword is None else np.asarray(keyword, dtype=np.float64)
+        self.score = self.cosine.copy() if score is None else np.asarray(score, dtype=np.float64)
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, hits: Sequence[tuple[MemoryRecord, float]]) -> Pool:
+        """The pool of ``hits`` (record, cosine), in their order, each scored by its cosine."""
+        return cls([record for record, _ in hits], np.fromiter((cosine for _, cosine in hits), np.float64, len(hits)))
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def index(self) -> dict[str, int]:
+        """Each candidate's place by memory id."""
+        if self._index is None:
+            self._index = {record.id: i for i, record in enumerate(self.records)}
+        return self._index
+
+    def add(self, hits: Sequence[tuple[MemoryRecord, float]]) -> int:
+        """Append the ``hits`` (record, cosine) not in the pool, scored by their cosine; how many."""
+        present = self.index()
+        new = [(record, cosine) for record, cosine in hits if record.id not in present]
+        self.extend([record for record, _ in new], [cosine for _, cosine in new])
+        return len(new)
+
+    def extend(self, records: list[MemoryRecord], cosines: Sequence[float],
+               keyword: Sequence[float] | None = None) -> None:
+        """Append candidates (not in the pool), scored by their cosine."""
+        if not records:
+            return
+        added = np.asarray(cosines, dtype=np.float64)
+        self.records = self.records + records
+        self.cosine = np.concatenate((self.cosine, added))
+        self.keyword = np.concatenate((self.keyword, np.full(len(records), np.nan) if keyword is None
+                                       else np.asarray(keyword, dtype=np.float64)))
+        self.score = np.concatenate((self.score, added))
+        self._index = None
+
+    def sort(self) -> None:
+        """Best score first; equal scores keep their order."""
+        if len(self.score) < 2 or not (self.score[1:] > self.score[:-1]).any():
+            return
+        order = np.argsort(-self.score, kind="stable")
+        records = self.records
+        self.records = [records[i] for i in order.tolist()]
+        self.cosine, self.keyword, self.score = self.cosine[order], self.keyword[order], self.score[order]
+        self._index = None
+
+    def best(self, n: int | None = None) -> list[Candidate]:
+        """The first ``n`` candidates (all for None) as ``Candidate``s."""
+        n = len(self) if n is None else min(n, len(self))
+        return [Candidate(record, cosine, None if keyword != keyword else keyword, score=score)  # NaN: no match
+                for record, cosine, keyword, score in zip(self.records[:n], self.cosine[:n].tolist(),
+                                                         self.keyword[:n].tolist(), self.score[:n].tolist())]
 
 
 #: the names API clients know a stage by (the search flags); the timeline is a step of keyword_search

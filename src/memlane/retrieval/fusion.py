@@ -10,34 +10,45 @@ parameter-light.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from operator import attrgetter
 
 import numpy as np
 
-from memlane.retrieval.candidates import Candidate, minmax
+from memlane.core.models import MemoryRecord
+from memlane.retrieval.candidates import Candidate, Pool, minmax
 
 
-def fuse(vector: list[Candidate], keyword: list[Candidate], *, method: str = "weighted",
-         keyword_weight: float = 0.5, rrf_k: int = 60) -> list[Candidate]:
-    merged: dict[str, Candidate] = {c.record.id: c for c in vector}
-    for hit in keyword:
-        known = merged.get(hit.record.id)
-        if known is None:
-            merged[hit.record.id] = hit
+def fuse(pool: Pool, keyword: Sequence[tuple[MemoryRecord, float, float]], *, method: str = "weighted",
+         keyword_weight: float = 0.5, rrf_k: int = 60) -> Pool:
+    """The vector candidates (``pool``, in their order) with the keyword matches (record, keyword share, cosine;
+    best first): a match already in the pool gets its share, another joins it; then every candidate scored by
+    ``method`` and the pool sorted by that score (equal scores keep their order)."""
+    index = pool.index()
+    vector_ids = list(index) if method == "rrf" else []
+    shares = pool.keyword
+    joined: dict[str, int] = {}
+    new_records: list[MemoryRecord] = []
+    new_cosines: list[float] = []
+    new_shares: list[float] = []
+    for record, share, cosine in keyword:
+        at = index.get(record.id)
+        if at is not None:
+            shares[at] = share
+        elif (at := joined.get(record.id)) is not None:
+            new_shares[at] = share
         else:
-            known.keyword = hit.keyword
-    pool = list(merged.values())
-    if not pool:
+            joined[record.id] = len(new_records)
+            new_records.append(record)
+            new_cosines.append(cosine)
+            new_shares.append(share)
+    pool.extend(new_records, new_cosines, new_shares)
+    if not len(pool):
         return pool
     if method == "rrf":
-        fused = rrf([c.record.id for c in vector], [c.record.id for c in keyword], k=rrf_k)
-        for c in pool:
-            c.score = fused[c.record.id]
+        fused = rrf(vector_ids, [record.id for record, _, _ in keyword], k=rrf_k)
+        pool.score = np.array([fused[record.id] for record in pool.records], dtype=np.float64)
     else:
-        fused = weighted([c.cosine for c in pool], [c.keyword or 0.0 for c in pool], keyword_weight, shares=True)
-        for c, score in zip(pool, fused.tolist()):
-            c.score = score
-    pool.sort(key=attrgetter("score"), reverse=True)  # stable: equal scores keep their order
+        pool.score = weighted(pool.cosine, np.nan_to_num(pool.keyword, nan=0.0), keyword_weight, shares=True)
+    pool.sort()
     return pool
 
 

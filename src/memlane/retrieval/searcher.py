@@ -38,7 +38,7 @@ from memlane.core.models import MemoryRecord, Message, text_hash
 from memlane.core.query import Query
 from memlane.retrieval import context as agent_context
 from memlane.retrieval import about_answer, about_user, actors, context_terms, fusion, judge, relative_time, timeline
-from memlane.retrieval.candidates import Candidate, Trace
+from memlane.retrieval.candidates import Candidate, Pool, Trace
 from memlane.retrieval.rerank import Reranker, create_reranker, unchosen_reason
 from memlane.retrieval.searchable import SearchableStore
 from memlane.store import SearchReads, Store
@@ -291,11 +291,11 @@ class Searcher:
                 near = vector_hits(query.vector, where, pool)
             else:
                 near, focused = self._focused_hits(query.vector, where, focus, pool, reads)
-            candidates = [Candidate(r, s, score=s) for r, s in near]
+            ranking = Pool.of(near)
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                candidates, named, found = actors.join(vector_hits, query, where, candidates, pool, focused)
+                ranking, named, found = actors.join(vector_hits, query, where, ranking, pool, focused)
                 stage.update(found)
         if flags["keyword_search"] and settings.date_weight and relative_time.mentions(query.text):
             with trace.stage("relative_time", within="vector") as stage:  # "last week": the scope's last week
@@ -303,25 +303,26 @@ class Searcher:
                     (r.created_at for r in self.store.list(where, 1)), None)))
         if flags["keyword_search"] and settings.date_weight and query.windows:
             with trace.stage("dated", within="vector") as stage:
-                candidates, found = timeline.join(vector_hits, query, where, candidates, pool)
+                ranking, found = timeline.join(vector_hits, query, where, ranking, pool)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
                 hits = self._keyword_hits(query, where, pool, reads)
                 stage["matches"] = len(hits)
-                candidates = fusion.fuse(candidates, [Candidate(r, cos, keyword=bm) for r, bm, cos in hits],
-                                         method=settings.fusion, keyword_weight=settings.keyword_weight,
-                                         rrf_k=settings.rrf_k)
+                ranking = fusion.fuse(ranking, hits, method=settings.fusion, keyword_weight=settings.keyword_weight,
+                                      rrf_k=settings.rrf_k)
         hybrid = flags["keyword_search"] and trace.stages["keyword"]["ran"]  # else the vector order is the fallback
         if hybrid and (settings.date_weight or settings.neighbour_weight):
             with trace.stage("timeline", within="keyword") as stage:
-                candidates, found = timeline.apply(candidates, query, date_weight=settings.date_weight,
-                                                   neighbour_weight=settings.neighbour_weight,
-                                                   neighbour_gap_seconds=settings.neighbour_gap_seconds)
+                ranking, found = timeline.apply(ranking, query, date_weight=settings.date_weight,
+                                                neighbour_weight=settings.neighbour_weight,
+                                                neighbour_gap_seconds=settings.neighbour_gap_seconds)
                 stage.update(found)
         if named:
             with trace.stage("actor_boost", within="vector"):
-                candidates = actors.boost(candidates, named, settings.actor_weight)
+                ranking = actors.boost(ranking, named, settings.actor_weight)
+        # the candidates the later stages see: those the answer may hold, and those a reranker scores again
+        candidates = ranking.best(max(limit, settings.rerank_top) if flags["rerank"] else limit)
         if flags["rerank"] and candidates and (skipped := unchosen_reason(self.config)) is not None:
             trace.skip("rerank", skipped)
         elif flags["rerank"] and candidates:

@@ -40,7 +40,7 @@ from memlane.core import filters as flt
 from memlane.core import timeutil
 from memlane.core.models import MemoryRecord
 from memlane.core.query import Query, Window
-from memlane.retrieval.candidates import Candidate, minmax
+from memlane.retrieval.candidates import Pool, minmax
 
 
 @functools.lru_cache(maxsize=16384)  # a conversation's candidates come back search after search
@@ -60,16 +60,16 @@ def conversation_turns(a: Any, b: Any) -> bool:
     return bool(a.context or b.context or (a.actor_id and b.actor_id and a.actor_id != b.actor_id))
 
 
-def may_pair(candidates: list[Candidate]) -> bool:
-    """Whether any two of ``candidates`` may be turns of one conversation (``conversation_turns``): one
+def may_pair(records: list[MemoryRecord]) -> bool:
+    """Whether any two of ``records`` may be turns of one conversation (``conversation_turns``): one
     of them holds a ``context``, or two speakers are among them. Notes of one user, with no context and no
     speaker, lend each other nothing, so the neighbour step reads none of their times."""
     speakers: set[str] = set()
-    for c in candidates:
-        if c.record.context:
+    for record in records:
+        if record.context:
             return True
-        if c.record.actor_id:
-            speakers.add(c.record.actor_id)
+        if record.actor_id:
+            speakers.add(record.actor_id)
             if len(speakers) > 1:
                 return True
     return False
@@ -86,56 +86,55 @@ def window_filter(windows: tuple[Window, ...]) -> flt.Node | None:
 
 
 def join(search: Callable[[Any, flt.Node, int], list[tuple[MemoryRecord, float]]], query: Query, where: flt.Node,
-         candidates: list[Candidate], pool: int) -> tuple[list[Candidate], dict[str, Any]]:
+         pool: Pool, k: int) -> tuple[Pool, dict[str, Any]]:
     """The pool with the nearest memories created on the dates the query names (one more vector search,
     filtered to those dates; ``search(vector, where, limit)`` as ``actors.join``'s), so that ``apply``'s
     date bonus reaches a memory of that day the query's words and meaning alone ranked outside the pool.
     A query naming no date is left as it is."""
     scoped = window_filter(query.windows)
     if scoped is None or query.vector is None:
-        return candidates, {}
-    present = {c.record.id for c in candidates}
-    hits = search(query.vector, flt.conjoin(where, scoped), pool)
-    added = [Candidate(record, cosine, score=cosine) for record, cosine in hits if record.id not in present]
-    return candidates + added, {"dated_added": len(added)}
+        return pool, {}
+    added = pool.add(search(query.vector, flt.conjoin(where, scoped), k))
+    return pool, {"dated_added": added}
 
 
-def apply(candidates: list[Candidate], query: Query, *, date_weight: float, neighbour_weight: float,
-          neighbour_gap_seconds: float) -> tuple[list[Candidate], dict[str, Any]]:
-    """Re-score the pool with both signals and return it re-sorted, plus what happened (for the trace)."""
+def apply(pool: Pool, query: Query, *, date_weight: float, neighbour_weight: float,
+          neighbour_gap_seconds: float) -> tuple[Pool, dict[str, Any]]:
+    """Re-score the pool with both signals and sort it again, plus what happened (for the trace)."""
     info: dict[str, Any] = {}
-    if not candidates:
-        return candidates, info
-    scores = minmax(np.array([c.score for c in candidates]))
+    if not len(pool):
+        return pool, info
+    records = pool.records
+    scores = minmax(pool.score)
     spans = query.windows if date_weight > 0 else ()
-    if neighbour_weight > 0 and not may_pair(candidates):
+    if neighbour_weight > 0 and not may_pair(records):
         info["neighbour_pairs"] = 0  # no two candidates can be turns of a conversation: nothing to lend
         neighbour_weight = 0.0
-    times = [_moment(c.record.created_at) for c in candidates] if spans or neighbour_weight > 0 else []
+    times = [_moment(record.created_at) for record in records] if spans or neighbour_weight > 0 else []
     if date_weight > 0:
         if spans:
             inside = np.array([t is not None and any(start <= t < end for start, end in spans) for t in times])
             scores = scores + date_weight * inside
             info["date_windows"], info["in_window"] = len(spans), int(inside.sum())
     if neighbour_weight > 0:
-        scope = [(c.record.user_id or "", c.record.agent_id or "", c.record.run_id or "") for c in candidates]
+        scope = [(r.user_id or "", r.agent_id or "", r.run_id or "") for r in records]
         stamps = [t.timestamp() if t is not None else np.nan for t in times]
         seconds = np.array(stamps)
         timed = np.array(sorted((i for i, t in enumerate(times) if t is not None),
-                                key=lambda i: (scope[i], stamps[i], candidates[i].record.id)), dtype=np.intp)
-        lent = np.zeros(len(candidates))
+                                key=lambda i: (scope[i], stamps[i], records[i].id)), dtype=np.intp)
+        lent = np.zeros(len(records))
         pairs = 0
         if len(timed) > 1:
             before, after = timed[:-1], timed[1:]
             near = (seconds[after] - seconds[before] <= neighbour_gap_seconds) & \
-                np.fromiter((scope[a] == scope[b] and conversation_turns(candidates[a].record, candidates[b].record)
-                             for a, b in zip(before, after)), bool, len(before))
+                np.fromiter((scope[a] == scope[b] and conversation_turns(records[a], records[b])
+                             for a, b in zip(before.tolist(), after.tolist())), bool, len(before))
             before, after = before[near], after[near]
             np.maximum.at(lent, before, scores[after])
             np.maximum.at(lent, after, scores[before])
             pairs = int(near.sum())
         scores = scores + neighbour_weight * lent
         info["neighbour_pairs"] = pairs
-    for c, s in zip(candidates, scores):
-        c.score = float(s)
-    return sorted(candidates, key=lambda c: -c.score), info
+    pool.score = scores
+    pool.sort()
+    return pool, info
