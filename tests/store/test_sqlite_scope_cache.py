@@ -2,6 +2,7 @@
 (``store/sqlite_scope_cache.py``: its keyword postings, its rows' ranking records and speakers), with the
 answer of a search that reads everything again; any write, by this connection or another, drops it."""
 
+import random
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -9,6 +10,8 @@ import pytest
 
 from memlane import Memory
 from memlane.embeddings.hashing import HashingEmbedder
+from memlane.store.sqlite import term_hits
+from memlane.store.sqlite_scope_cache import ScopeEntry
 
 from conftest import sqlite_config
 from support.turns import TWO_SPEAKER_TURNS
@@ -214,3 +217,19 @@ def test_an_answer_is_the_callers_own(tmp_path):
         hit["metadata"]["new"] = 1
         again = memory.search("adoption agencies", user_id="u", limit=1)["results"][0]
     assert again["metadata"] == {"tags": ["adoption"], "source": {"app": "chat"}}
+
+
+def test_a_kept_scope_counts_terms_as_the_keyword_search_does():
+    """``ScopeEntry._count`` finds a term's rows in one string of the rows' counted tokens; ``term_hits`` (what an
+    unkept scope's search counts with) is the rule: the same rows, counts and order, for texts with repeated,
+    empty and uncounted tokens and terms that are parts of tokens or hold a space."""
+    rng = random.Random(7)
+    words = ["a", "ab", "b", "ba", "abc", "c", ""]
+    for _ in range(500):
+        rows = []
+        for rowid in range(1, rng.randrange(2, 9)):
+            tokens = [rng.choice(words) for _ in range(rng.randrange(0, 7))]
+            rows.append((rowid * 3, rng.randrange(0, len(tokens) + 1), " ".join(tokens + [f"su{rowid}"])))
+        entry = ScopeEntry({rowid: n for rowid, n, _ in rows}, [(rowid, text) for rowid, _, text in rows], {})
+        for term in ["a", "ab", "b", "c", "abc", "su3", "a b", "zz"]:
+            assert entry.hits([term]) == list(term_hits(rows, [term]))

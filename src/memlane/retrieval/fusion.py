@@ -47,7 +47,7 @@ def fuse(pool: Pool, keyword: Sequence[tuple[MemoryRecord, float, float]], *, me
         fused = rrf(vector_ids, [record.id for record, _, _ in keyword], k=rrf_k)
         pool.score = np.array([fused[record.id] for record in pool.records], dtype=np.float64)
     else:
-        pool.score = weighted(pool.cosine, np.nan_to_num(pool.keyword, nan=0.0), keyword_weight, shares=True)
+        pool.score = weighted(pool.cosine, np.fmax(pool.keyword, 0.0), keyword_weight, shares=True)  # NaN: 0
     pool.sort()
     return pool
 
