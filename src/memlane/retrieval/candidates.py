@@ -1,4 +1,5 @@
-"""The candidate list every stage works on, and the trace of what ran."""
+"""The candidates the stages rank (a ``Pool``: records and score arrays), those an answer is made of (``Candidate``),
+and the trace of what ran."""
 
 from __future__ import annotations
 
