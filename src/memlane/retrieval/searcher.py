@@ -267,7 +267,7 @@ class Searcher:
     def _ranked(self, trace: Trace, query: Query, where: flt.Node, flags: dict[str, bool], limit: int,
                 threshold: float | None, as_of: Moment, detailed: bool) -> list[dict[str, Any]]:
         settings = self.config.retrieval
-        pool = max(limit, settings.candidates)
+        depth = max(limit, settings.candidates)  # candidates each vector and keyword search brings
         reads = SearchReads()  # the stages' candidates overlap: each record read once
 
         def vector_hits(vector: Any, scoped: flt.Node, k: int) -> list[tuple[MemoryRecord, float]]:
@@ -288,14 +288,14 @@ class Searcher:
         with trace.stage("candidates", within="vector", fatal=True):
             focus = actors.focus(query.text) if settings.actor_weight else None
             if focus is None:
-                near = vector_hits(query.vector, where, pool)
+                near = vector_hits(query.vector, where, depth)
             else:
-                near, focused = self._focused_hits(query.vector, where, focus, pool, reads)
+                near, focused = self._focused_hits(query.vector, where, focus, depth, reads)
             ranking = Pool.of(near)
         named: set[str] = set()
         if settings.actor_weight:
             with trace.stage("actors", within="vector") as stage:
-                ranking, named, found = actors.join(vector_hits, query, where, ranking, pool, focused)
+                ranking, named, found = actors.join(vector_hits, query, where, ranking, depth, focused)
                 stage.update(found)
         if flags["keyword_search"] and settings.date_weight and relative_time.mentions(query.text):
             with trace.stage("relative_time", within="vector") as stage:  # "last week": the scope's last week
@@ -303,11 +303,11 @@ class Searcher:
                     (r.created_at for r in self.store.list(where, 1)), None)))
         if flags["keyword_search"] and settings.date_weight and query.windows:
             with trace.stage("dated", within="vector") as stage:
-                ranking, found = timeline.join(vector_hits, query, where, ranking, pool)
+                ranking, found = timeline.join(vector_hits, query, where, ranking, depth)
                 stage.update(found)
         if flags["keyword_search"]:
             with trace.stage("keyword") as stage:
-                hits = self._keyword_hits(query, where, pool, reads)
+                hits = self._keyword_hits(query, where, depth, reads)
                 stage["matches"] = len(hits)
                 ranking = fusion.fuse(ranking, hits, method=settings.fusion, keyword_weight=settings.keyword_weight,
                                       rrf_k=settings.rrf_k)
