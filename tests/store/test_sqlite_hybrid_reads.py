@@ -83,7 +83,8 @@ def test_whole_reads_the_partial_records_once_and_drops_one_deleted_since():
     reads = SearchReads()
     asked: list[list[int]] = []
 
-    def read_whole(keys):
+    def read_whole(given, keys):
+        assert given is reads  # the reads are given, not held (no reference cycle)
         asked.append(list(keys))
         return {key: MemoryRecord(f"m{key}", f"text {key}", "h", "2024-01-01T00:00:00+00:00", "u")
                 for key in keys if key != 2}  # memory 2 was deleted after ranking
