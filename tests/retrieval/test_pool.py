@@ -43,13 +43,15 @@ def test_additions_join_once_scored_by_their_cosine():
     pool = _pool(("a", 0.9), ("b", 0.5))
     assert pool.add([(_record("b"), 0.5), (_record("c"), 0.7)]) == 1
     assert _rows(pool) == [("a", 0.9, None, 0.9), ("b", 0.5, None, 0.5), ("c", 0.7, None, 0.7)]
-    pool.extend([_record("d")], [0.2], [0.75])
+    assert pool.add([(_record("d"), 0.2), (_record("d"), 0.1)]) == 1  # a hit twice joins once, with its first cosine
+    pool.keyword[pool.index()["d"]] = 0.75
     assert _rows(pool)[-1] == ("d", 0.2, 0.75, 0.2) and pool.index()["d"] == 3
 
 
 def test_best_makes_candidates_of_the_first_rows_only():
     pool = _pool(("a", 0.9), ("b", 0.5), ("c", 0.1))
-    pool.extend([_record("d")], [0.05], [0.5])
+    pool.add([(_record("d"), 0.05)])
+    pool.keyword[3] = 0.5
     best = pool.best(2)
     assert [(c.record.id, c.cosine, c.keyword, c.score) for c in best] == [("a", 0.9, None, 0.9), ("b", 0.5, None, 0.5)]
     assert [c.keyword for c in pool.best()] == [None, None, None, 0.5] and pool.best(10)[-1].record.id == "d"

@@ -47,12 +47,12 @@ class Pool:
 
     __slots__ = ("records", "cosine", "keyword", "score", "_index")
 
-    def __init__(self, records: list[MemoryRecord], cosine: np.ndarray, keyword: np.ndarray | None = None,
-                 score: np.ndarray | None = None):
+    def __init__(self, records: list[MemoryRecord], cosine: np.ndarray):
+        """``records`` with their cosines, in that order, each scored by its cosine, none matched by keyword."""
         self.records = records
         self.cosine = np.asarray(cosine, dtype=np.float64)
-        self.keyword = np.full(len(records), np.nan) if keyword is None else np.asarray(keyword, dtype=np.float64)
-        self.score = self.cosine.copy() if score is None else np.asarray(score, dtype=np.float64)
+        self.keyword = np.full(len(records), np.nan)
+        self.score = self.cosine.copy()
         self._index: dict[str, int] | None = None
 
     @classmethod
@@ -70,24 +70,20 @@ class Pool:
         return self._index
 
     def add(self, hits: Sequence[tuple[MemoryRecord, float]]) -> int:
-        """Append the ``hits`` (record, cosine) not in the pool, scored by their cosine; how many."""
+        """Append the ``hits`` (record, cosine) not in the pool, each once, scored by its cosine; how many."""
         present = self.index()
-        new = [(record, cosine) for record, cosine in hits if record.id not in present]
-        self.extend([record for record, _ in new], [cosine for _, cosine in new])
+        new: dict[str, tuple[MemoryRecord, float]] = {}
+        for record, cosine in hits:
+            if record.id not in present:
+                new.setdefault(record.id, (record, cosine))
+        if new:
+            added = np.fromiter((cosine for _, cosine in new.values()), np.float64, len(new))
+            self.records = self.records + [record for record, _ in new.values()]
+            self.cosine = np.concatenate((self.cosine, added))
+            self.keyword = np.concatenate((self.keyword, np.full(len(new), np.nan)))
+            self.score = np.concatenate((self.score, added))
+            self._index = None
         return len(new)
-
-    def extend(self, records: list[MemoryRecord], cosines: Sequence[float],
-               keyword: Sequence[float] | None = None) -> None:
-        """Append candidates (not in the pool), scored by their cosine."""
-        if not records:
-            return
-        added = np.asarray(cosines, dtype=np.float64)
-        self.records = self.records + records
-        self.cosine = np.concatenate((self.cosine, added))
-        self.keyword = np.concatenate((self.keyword, np.full(len(records), np.nan) if keyword is None
-                                       else np.asarray(keyword, dtype=np.float64)))
-        self.score = np.concatenate((self.score, added))
-        self._index = None
 
     def sort(self) -> None:
         """Best score first; equal scores keep their order."""

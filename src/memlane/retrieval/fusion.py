@@ -22,25 +22,11 @@ def fuse(pool: Pool, keyword: Sequence[tuple[MemoryRecord, float, float]], *, me
     """The vector candidates (``pool``, in their order) with the keyword matches (record, keyword share, cosine;
     best first): a match already in the pool gets its share, another joins it; then every candidate scored by
     ``method`` and the pool sorted by that score (equal scores keep their order)."""
+    vector_ids = list(pool.index()) if method == "rrf" else []
+    pool.add([(record, cosine) for record, _, cosine in keyword])
     index = pool.index()
-    vector_ids = list(index) if method == "rrf" else []
-    shares = pool.keyword
-    joined: dict[str, int] = {}
-    new_records: list[MemoryRecord] = []
-    new_cosines: list[float] = []
-    new_shares: list[float] = []
-    for record, share, cosine in keyword:
-        at = index.get(record.id)
-        if at is not None:
-            shares[at] = share
-        elif (at := joined.get(record.id)) is not None:
-            new_shares[at] = share
-        else:
-            joined[record.id] = len(new_records)
-            new_records.append(record)
-            new_cosines.append(cosine)
-            new_shares.append(share)
-    pool.extend(new_records, new_cosines, new_shares)
+    for record, share, _ in keyword:
+        pool.keyword[index[record.id]] = share
     if not len(pool):
         return pool
     if method == "rrf":

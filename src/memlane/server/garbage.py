@@ -8,8 +8,8 @@ the scope cache's records (``store/sqlite_scope_cache.py``: about two objects pe
 
 Measured (``benchmarks/bench_server.py``, 100k memories, 1,000 users, 32 clients, a 65-second run; RESULTS.md):
 with the defaults, 35 full collections of about 120 ms each, 0.2 ms of a default search's 1.9 ms of server
-CPU; with ``YOUNG_THRESHOLD``, one, and 0.02 ms of 1.7. A young collection then runs when 10,000 more container objects
-live than at the last one: cyclic garbage waits a little longer for it (a few MB at most).
+CPU; with ``YOUNG_THRESHOLD``, one, and 0.02 ms of 1.7. A young collection then runs when 10,000 more
+container objects live than at the last one: cyclic garbage waits a little longer for it (a few MB at most).
 """
 
 from __future__ import annotations
